@@ -1,0 +1,61 @@
+"""Contract identifiers and level/domain normalisation shared by every layer."""
+
+from __future__ import annotations
+
+from typing import Final, Literal, cast
+
+Domain = Literal["countdown", "graph_coloring", "python_factors", "mathir", "pantry_plan"]
+
+#: Canonical domain names, in the registry order of the reference.
+DOMAINS: Final[tuple[Domain, ...]] = ("graph_coloring", "countdown", "python_factors", "mathir", "pantry_plan")
+DOMAIN_ALIASES: Final[dict[str, Domain]] = {"pantry": "pantry_plan"}
+BENCHMARK_CONTRACT: Final = "modebench-verifiers-v1"
+DIAGNOSTIC_CONTRACT: Final = "modebench-status-v1"
+LEVELS: Final[tuple[int, ...]] = (1, 2, 3, 4, 5)
+
+LEVEL_ERROR: Final = "level must be 1, 2, 3, 4, or 5"
+
+
+def normalize_level(level: object) -> int:
+    """Return the integer level for ``3``, ``"3"`` or ``"level3"``; raise ``ValueError`` otherwise."""
+    if isinstance(level, bool):
+        raise ValueError(LEVEL_ERROR)
+    if type(level) is int:
+        if 1 <= level <= 5:
+            return level
+        raise ValueError(LEVEL_ERROR)
+    # The reference compares str() of the value after dropping one "level" prefix from strings,
+    # so numpy integers pass and 3.0 or " 1" do not.
+    text = level.removeprefix("level") if isinstance(level, str) else str(level)
+    if text in ("1", "2", "3", "4", "5"):
+        return int(text)
+    raise ValueError(LEVEL_ERROR)
+
+
+def normalize_domain(domain: object) -> Domain:
+    """Return the canonical domain name (``pantry`` is an alias); raise ``ValueError`` otherwise."""
+    if isinstance(domain, str):
+        if domain in DOMAINS:
+            return cast(Domain, domain)
+        alias = DOMAIN_ALIASES.get(domain)
+        if alias is not None:
+            return alias
+    raise ValueError(f"unsupported ModeBench domain: {domain}")
+
+
+def normalize_task_identity(level: object, domain: object) -> tuple[int, Domain]:
+    """Normalise a ``(level, domain)`` pair; the level is checked first."""
+    return normalize_level(level), normalize_domain(domain)
+
+
+__all__ = [
+    "BENCHMARK_CONTRACT",
+    "DIAGNOSTIC_CONTRACT",
+    "DOMAINS",
+    "DOMAIN_ALIASES",
+    "Domain",
+    "LEVELS",
+    "normalize_domain",
+    "normalize_level",
+    "normalize_task_identity",
+]

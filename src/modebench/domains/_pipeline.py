@@ -1,0 +1,176 @@
+"""The one grading front end: order of checks, graded_text rules, signal → status.
+
+``parent_precheck`` holds the steps the reference performs in the calling process before a
+worker is contacted; ``grade_local`` holds the worker-side steps. Both are pure and are used by
+the worker, by tests and by the in-process benchmark; the public ``grade_response`` adds the
+process boundary on top.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+from modebench.contracts import normalize_domain, normalize_level
+from modebench.diagnostics import (
+    MAX_REFERENCE_BYTES,
+    MAX_REPLY_BYTES,
+    MAX_REQUEST_BYTES,
+    MAX_RESPONSE_CHARS,
+    result,
+)
+from modebench.domains import plugin
+from modebench.domains._protocol import Correct, DomainPlugin, Incorrect, InvalidReference, Malformed
+from modebench.validation import InputError, loads
+
+# len(json.dumps({"operation": "grade", "level": L, "domain": D, "answer": A, "text": T})) minus
+# the four encoded values, plus the trailing newline.
+_GRADE_ENVELOPE = len('{"operation": "grade", "level": , "domain": , "answer": , "text": }') + 1
+
+
+class ReferenceProblem(Exception):
+    """Reference validation failed; ``detail`` is the full, user-facing message."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+def encoded_size(value: Any) -> int:
+    """Bytes of ``json.dumps(value, allow_nan=False)`` (ASCII-escaped, so bytes == chars)."""
+    return len(json.dumps(value, allow_nan=False))
+
+
+def parent_precheck(level: Any, domain: Any, row: Any, text: Any) -> dict[str, Any] | None:
+    """Caller-side checks of the reference, in order; a result dict ends grading early."""
+    if isinstance(text, str) and len(text) > MAX_RESPONSE_CHARS:
+        return result("resource_limit", detail="response character limit exceeded")
+    if not isinstance(row, Mapping) or "answer" not in row:
+        return result("invalid_reference", detail="row requires answer")
+    try:
+        size = _GRADE_ENVELOPE + sum(encoded_size(v) for v in (level, domain, row["answer"], text))
+    except (TypeError, ValueError, RecursionError):
+        return result("invalid_reference", detail="request is not finite JSON")
+    if size > MAX_REQUEST_BYTES:
+        return result("resource_limit", detail="request byte limit exceeded")
+    return None
+
+
+class ReferenceCache:
+    """Validated references keyed by (level, domain, encoded answer): each is checked once."""
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self._entries: OrderedDict[tuple[int, str, str], tuple[dict[str, Any], Any]] = OrderedDict()
+        self._capacity = capacity
+
+    def get(self, level: int, found: DomainPlugin, answer: Any) -> tuple[dict[str, Any], Any]:
+        """Return ``(decoded answer object, parsed reference)`` or raise ReferenceProblem."""
+        encoded = json.dumps(answer)
+        key = (level, found.name, encoded)
+        hit = self._entries.get(key)
+        if hit is not None:
+            self._entries.move_to_end(key)
+            return hit
+        entry = _validate(level, found, answer, encoded)
+        self._entries[key] = entry
+        if len(self._entries) > self._capacity:
+            self._entries.popitem(last=False)
+        return entry
+
+
+def _validate(level: int, found: DomainPlugin, answer: Any, encoded: str) -> tuple[dict[str, Any], Any]:
+    if len(encoded.encode("utf-8")) > MAX_REFERENCE_BYTES:
+        raise ReferenceProblem("reference byte limit exceeded")
+    if isinstance(answer, str):
+        try:
+            answer = loads(answer)
+        except InputError as exc:
+            raise ReferenceProblem(str(exc)) from None
+    if not isinstance(answer, dict):
+        raise ReferenceProblem("answer must be an object or a JSON-encoded object")
+    verifier = answer.get("verifier")
+    if not (isinstance(verifier, str) and verifier in found.verifiers):
+        raise ReferenceProblem(f"answer.verifier {verifier!r} does not match domain {found.name!r}")
+    try:
+        parsed = found.validate_reference(level, answer)
+    except InvalidReference as exc:
+        raise ReferenceProblem(f"invalid {found.name} reference: {exc.detail}") from None
+    return answer, parsed
+
+
+_CACHE = ReferenceCache()
+
+
+def resolve(level: Any, domain: Any) -> tuple[int, DomainPlugin]:
+    """Normalise level and domain; raise ReferenceProblem with the normalisation message."""
+    try:
+        return normalize_level(level), plugin(normalize_domain(domain))
+    except ValueError as exc:
+        raise ReferenceProblem(str(exc)) from None
+
+
+def check_reference(level: Any, domain: Any, answer: Any, cache: ReferenceCache = _CACHE) -> dict[str, Any]:
+    """Worker-side ``reference`` operation: the decoded answer object, or ReferenceProblem."""
+    number, found = resolve(level, domain)
+    return cache.get(number, found, answer)[0]
+
+
+def grade_local(level: Any, domain: Any, answer: Any, text: Any, cache: ReferenceCache = _CACHE) -> dict[str, Any]:
+    """Worker-side grading of one JSON-clean request (no deadline, no reply guard)."""
+    try:
+        number, found = resolve(level, domain)
+        parsed = cache.get(number, found, answer)[1]
+    except ReferenceProblem as exc:
+        return result("invalid_reference", text=text if isinstance(text, str) else "", detail=exc.detail)
+    if not isinstance(text, str):
+        return result("malformed", detail="response text must be a string")
+    if len(text) > MAX_RESPONSE_CHARS:
+        return result("resource_limit", detail="response character limit exceeded")
+    try:
+        verdict: Correct = found.grade(number, parsed, text)
+    except Malformed as exc:
+        shown = text if exc.graded_text is None else exc.graded_text
+        return result("malformed", text=shown, detail=exc.detail)
+    except Incorrect as exc:
+        shown = text if exc.graded_text is None else exc.graded_text
+        return result("incorrect", text=shown, detail=exc.detail)
+    shown = text if verdict.graded_text is None else verdict.graded_text
+    return result("correct", key=verdict.key, text=shown, **verdict.extra)
+
+
+def reply_guard(reply: dict[str, Any]) -> dict[str, Any]:
+    """The reference's 256 KiB reply cap, measured on this reply as if sent alone."""
+    text = reply.get("graded_text") or ""
+    key = reply.get("canonical_key") or ""
+    # Cheap bound first: no character escapes to more than 12 bytes.
+    if 12 * (len(text) + len(key) + len(reply.get("detail") or "")) + 4096 < MAX_REPLY_BYTES:
+        return reply
+    if len(json.dumps(reply)) + 1 > MAX_REPLY_BYTES:
+        return result("worker_failure", detail="worker reply byte limit exceeded")
+    return reply
+
+
+def grade_in_process(level: Any, domain: Any, row: Any, text: Any) -> dict[str, Any]:
+    """The full contract without a process boundary (trusted callers: tests, benchmarks).
+
+    The row is round-tripped through JSON like a worker request, so tuples, non-string keys and
+    other JSON coercions behave exactly as they do across the boundary.
+    """
+    early = parent_precheck(level, domain, row, text)
+    if early is not None:
+        return early
+    level, domain, answer, text = json.loads(json.dumps([level, domain, row["answer"], text]))
+    return reply_guard(grade_local(level, domain, answer, text))
+
+
+__all__ = [
+    "ReferenceCache",
+    "ReferenceProblem",
+    "check_reference",
+    "grade_in_process",
+    "grade_local",
+    "parent_precheck",
+    "reply_guard",
+]

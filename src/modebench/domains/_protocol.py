@@ -1,0 +1,89 @@
+"""The plug-in interface every domain implements, and the three grading signals.
+
+A domain never builds result dicts itself: it returns :class:`Correct` or raises one of
+:class:`Malformed`, :class:`Incorrect`, :class:`InvalidReference`. Any other exception escaping a
+domain is an *evaluator* failure (``worker_failure``), never a wrong answer, so domain code must
+catch only the specific exceptions it expects (never ``BaseException``: deadlines are delivered
+as a ``BaseException`` subclass and must pass through).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from modebench.contracts import Domain
+
+
+class InvalidReference(Exception):
+    """The reference (task answer) breaks a domain rule. ``detail`` excludes the domain prefix."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class Malformed(Exception):
+    """The response has no candidate or the candidate is outside the allowed grammar."""
+
+    def __init__(self, detail: str, graded_text: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.graded_text = graded_text  # None: the raw response is echoed
+
+
+class Incorrect(Exception):
+    """The candidate is well-formed but does not solve the task."""
+
+    def __init__(self, detail: str, graded_text: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.graded_text = graded_text
+
+
+@dataclass(frozen=True)
+class Correct:
+    """A verified answer with its canonical mode key."""
+
+    key: str
+    graded_text: str | None = None  # None: the raw response is echoed
+    extra: Mapping[str, Any] = field(default_factory=dict)  # extra result members (e.g. outputs)
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """How one (level, domain) is presented to a model under one condition."""
+
+    template_name: str
+    system: str
+    #: Transforms the row's problem into the user message (identity for most domains).
+    user: Callable[[str], str] = staticmethod(lambda problem: problem)  # type: ignore[assignment]
+    response_surface: str = "boxed_final_answer"
+    canonical_action_task: str = "none"
+    trusted_quantity_projection: bool = False
+    reference_syntax_profile: str = "none"
+    reference_fixed_action_mask: bool = False
+
+
+@dataclass(frozen=True)
+class DomainPlugin:
+    """Everything shared machinery may know about a domain."""
+
+    name: Domain
+    #: Values of ``answer.verifier`` this domain accepts.
+    verifiers: tuple[str, ...]
+    #: Worker wall-clock budget for one grading operation.
+    deadline_seconds: float
+    #: ``(level, answer_object) -> parsed reference``; raises InvalidReference. Result is immutable.
+    validate_reference: Callable[[int, dict[str, Any]], Any]
+    #: ``(level, parsed_reference, response_text) -> Correct``; raises Malformed / Incorrect.
+    grade: Callable[[int, Any, str], Correct]
+    #: ``(level, condition) -> PromptTemplate``; raises ValueError for an unknown condition.
+    prompt: Callable[[int, str], PromptTemplate]
+    #: ``(level, rng) -> row`` deterministic task generator, or None while not available.
+    generate: Callable[[int, random.Random], dict[str, Any]] | None = None
+
+
+__all__ = ["Correct", "DomainPlugin", "Incorrect", "InvalidReference", "Malformed", "PromptTemplate"]

@@ -1,0 +1,57 @@
+"""Response-surface helpers shared by several domains (the ``\\boxed{}`` scan, unboxed screening)."""
+
+from __future__ import annotations
+
+import re
+
+_BOX = "\\boxed"
+_BOX_OPEN = "\\boxed{"
+_BRACES = re.compile(r"[{}]")
+
+
+def last_boxed(text: str) -> str | None:
+    """Content of the last ``\\boxed{...}`` by raw brace counting, or None.
+
+    The scan starts at the last ``\\boxed`` occurrence even if that one is broken; an unclosed,
+    empty or spaced (``\\boxed {``) last box yields None. Inner braces are kept verbatim.
+    """
+    start = text.rfind(_BOX)
+    if start < 0:
+        return None
+    depth = 0
+    end = -1
+    for match in _BRACES.finditer(text, start):
+        if match.group() == "{":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                end = match.start()
+                break
+    if end < 0 or not text.startswith(_BOX_OPEN, start):
+        return None
+    content = text[start + len(_BOX_OPEN) : end]
+    return content or None
+
+
+def has_box(text: str) -> bool:
+    return _BOX in text
+
+
+def answer_prefix(words: str) -> re.Pattern[str]:
+    """The case-insensitive ``the final answer is`` prefix pattern for the given noun alternation."""
+    return re.compile(rf"^\s*(?:the\s+)?(?:final\s+)?(?:{words})\s*(?:is|=|:)\s*", re.IGNORECASE)
+
+
+def screen_unboxed(text: str, *, cap: int, prefix: re.Pattern[str]) -> str | None:
+    """Unboxed candidate: strip, reject empty / newline / ``<`` ``>`` / over ``cap``, drop one prefix."""
+    candidate = text.strip()
+    if not candidate or len(candidate) > cap:
+        return None
+    if "\n" in candidate or "\r" in candidate or "<" in candidate or ">" in candidate:
+        return None
+    candidate = prefix.sub("", candidate, count=1).strip()
+    return candidate or None
+
+
+__all__ = ["answer_prefix", "has_box", "last_boxed", "screen_unboxed"]

@@ -1,0 +1,92 @@
+"""Strict JSON and labelled input validation.
+
+Every user-facing input problem is an :class:`InputError` whose text names where it happened
+(``line 3, prompt 'example': …``); the CLI turns it into exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+__all__ = ["InputError", "json_value", "loads", "positive_integer"]
+
+
+class InputError(ValueError):
+    """Invalid input, configuration, dataset, cache, checkpoint or receipt (not a wrong answer)."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise InputError(f"duplicate JSON field: {key}")
+        out[key] = value
+    return out
+
+
+def loads(data: str | bytes | bytearray) -> Any:
+    """Strict JSON: duplicate keys, NaN/Infinity and overflowing numbers are errors.
+
+    Non-finite numbers are accepted by the decoder and rejected afterwards, as in the reference,
+    so a duplicate key later in the document still wins over an earlier NaN.
+    """
+    nonfinite: list[bool] = []
+
+    def _float(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):  # 1e999 overflows to inf
+            nonfinite.append(True)
+        return value
+
+    def _constant(text: str) -> float:
+        nonfinite.append(True)
+        return float(text)
+
+    decoder = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=_float, parse_constant=_constant)
+    try:
+        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+        value = decoder.decode(text)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc}") from None
+    if nonfinite:
+        raise InputError("value must not contain NaN or infinity")
+    return value
+
+
+def positive_integer(value: object, label: str) -> int:
+    """Return ``value`` if it is a positive non-bool int, else raise ``InputError``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InputError(f"{label} must be a positive integer")
+    return value
+
+
+def json_value(value: object, label: str = "value") -> Any:
+    """Check that ``value`` is plain finite JSON; return a deep copy of it."""
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except ValueError:
+        raise InputError(f"{label} must not contain NaN or infinity") from None
+    except TypeError as exc:
+        if "keys must be" in str(exc):
+            raise InputError(f"{label} object keys must be strings") from None
+        raise InputError(f"{label} must contain only JSON values") from None
+    _check_keys(value, label)
+    return json.loads(text)
+
+
+def _check_keys(value: object, label: str) -> None:
+    # json.dumps silently converts int/float/bool/None keys to strings; the contract rejects them.
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, sub in item.items():
+                if not isinstance(key, str):
+                    raise InputError(f"{label} object keys must be strings")
+                stack.append(sub)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
