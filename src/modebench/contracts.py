@@ -15,6 +15,11 @@ LEVELS: Final[tuple[int, ...]] = (1, 2, 3, 4, 5)
 
 LEVEL_ERROR: Final = "level must be 1, 2, 3, 4, or 5"
 
+#: Admission facts of the frozen 0.4.0 release: Level 4 is not admitted as a whole, and its MathIR
+#: cell is additionally not difficulty-matched.
+NOT_ADMITTED_LEVELS: Final[frozenset[int]] = frozenset({4})
+NOT_DIFFICULTY_MATCHED: Final[frozenset[tuple[int, str]]] = frozenset({(4, "mathir")})
+
 
 def normalize_level(level: object) -> int:
     """Return the integer level for ``3``, ``"3"`` or ``"level3"``; raise ``ValueError`` otherwise."""
@@ -55,6 +60,8 @@ __all__ = [
     "DOMAIN_ALIASES",
     "Domain",
     "LEVELS",
+    "NOT_ADMITTED_LEVELS",
+    "NOT_DIFFICULTY_MATCHED",
     "normalize_domain",
     "normalize_level",
     "normalize_task_identity",

@@ -10,7 +10,7 @@ import json
 import math
 from typing import Any
 
-__all__ = ["InputError", "json_value", "loads", "positive_integer"]
+__all__ = ["InputError", "json_value", "loads", "positive_integer", "validate_reference", "validate_run"]
 
 
 class InputError(ValueError):
@@ -90,3 +90,17 @@ def _check_keys(value: object, label: str) -> None:
                 stack.append(sub)
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
+
+
+def validate_run(run: Any) -> dict[str, Any]:
+    """Compatibility name for :func:`modebench.run_metadata.validate_run`."""
+    from modebench.run_metadata import validate_run as _validate_run
+
+    return _validate_run(run)
+
+
+def validate_reference(level: Any, domain: Any, answer: Any) -> dict[str, Any]:
+    """Validate a reference through the isolated worker; return the decoded answer object."""
+    from modebench.verifier import reference_check
+
+    return reference_check(level, domain, answer)

@@ -1,0 +1,50 @@
+# Every target bootstraps its own virtual environment, so a fresh machine needs only Python.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO ?= demo-run
+
+.PHONY: demo check test quality lint typecheck bench dist clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## demo: the main job on the embedded default — walkthrough → evaluate → report
+demo: $(STAMP)
+	rm -rf $(DEMO)
+	$(BIN)/modebench walkthrough --directory $(DEMO)
+	$(BIN)/modebench evaluate $(DEMO)/responses.jsonl --run $(DEMO)/run.json --output $(DEMO)/report.json --progress-every 0
+	$(BIN)/modebench report $(DEMO)/report.json
+
+## check: the full test suite plus the quality gates (what CI runs)
+check: test quality
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+quality: lint typecheck
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests ops
+	$(BIN)/ruff format --check src tests ops
+
+typecheck: $(STAMP)
+	$(BIN)/mypy --strict src/modebench/api.py src/modebench/api_types.py src/modebench/contracts.py examples/typed_client.py
+	@if $(BIN)/mypy --strict examples/typed_client_wrong.py >/dev/null 2>&1; then \
+		echo "examples/typed_client_wrong.py type-checked but must fail"; exit 1; \
+	else echo "examples/typed_client_wrong.py is rejected by mypy, as it must be"; fi
+
+bench: $(STAMP)
+	$(BIN)/python ops/benchmark_grading.py
+
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --sdist --outdir dist .
+	$(BIN)/python -m build --wheel --outdir dist dist/modebench-*.tar.gz
+
+clean:
+	rm -rf $(VENV) dist build $(DEMO) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,157 @@
+"""SQLite checkpoint of a file evaluation: prepared records, results, run metadata.
+
+Layout (private to this project): ``info`` (canonical-JSON values), ``seen`` (the duplicate-prompt
+set, so memory stays flat), and ``prompts`` with one row per input record holding the prepared
+record once (the raw record lives inside it) and, once graded, the canonical per-prompt result.
+Grading commits in bounded groups; the journal is appended only after its group is committed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from modebench.identity import canonical
+from modebench.validation import InputError, loads
+
+SCHEMA_SQL = """
+CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS seen (level INTEGER, domain TEXT, rid TEXT,
+                                 PRIMARY KEY(level, domain, rid)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS prompts (
+    seq INTEGER PRIMARY KEY, level INTEGER NOT NULL, domain TEXT NOT NULL, k INTEGER NOT NULL,
+    prepared_json TEXT NOT NULL, prepared_sha TEXT, result_json TEXT, result_sha TEXT);
+"""
+LEDGER_NAME = "ledger.sqlite3"
+PAGE = 512
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class SeenSet:
+    """The duplicate-prompt set of Phase A, kept on disk."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._db = connection
+
+    def __contains__(self, key: tuple[int, str, str]) -> bool:
+        return self._db.execute("SELECT 1 FROM seen WHERE level=? AND domain=? AND rid=?", key).fetchone() is not None
+
+    def add(self, key: tuple[int, str, str]) -> None:
+        self._db.execute("INSERT INTO seen VALUES (?, ?, ?)", key)
+
+
+class Ledger:
+    """One open checkpoint database."""
+
+    def __init__(self, connection: sqlite3.Connection, directory: Path) -> None:
+        self.db = connection
+        self.directory = directory
+
+    # -- info ------------------------------------------------------------------------------------
+    def get(self, key: str) -> Any:
+        row = self.db.execute("SELECT value FROM info WHERE key=?", (key,)).fetchone()
+        if row is None:
+            raise InputError(f"incomplete checkpoint metadata: {key}")
+        return loads(row[0])
+
+    def has(self, key: str) -> bool:
+        return self.db.execute("SELECT 1 FROM info WHERE key=?", (key,)).fetchone() is not None
+
+    def put(self, key: str, value: Any) -> None:
+        self.db.execute("INSERT OR REPLACE INTO info VALUES (?, ?)", (key, canonical(value)))
+
+    def commit(self) -> None:
+        self.db.commit()
+
+    # -- prompts ---------------------------------------------------------------------------------
+    def reset_prompts(self) -> None:
+        self.db.execute("DELETE FROM prompts")
+        self.db.execute("DELETE FROM seen")
+
+    def insert(self, seq: int, level: int, domain: str, k: int, prepared_json: str) -> None:
+        self.db.execute(
+            "INSERT INTO prompts (seq, level, domain, k, prepared_json) VALUES (?, ?, ?, ?, ?)",
+            (seq, level, domain, k, prepared_json),
+        )
+
+    def set_prepared(self, seq: int, prepared_json: str) -> None:
+        self.db.execute(
+            "UPDATE prompts SET prepared_json=?, prepared_sha=? WHERE seq=?", (prepared_json, sha256_hex(prepared_json), seq)
+        )
+
+    def set_result(self, seq: int, result_json: str) -> None:
+        self.db.execute(
+            "UPDATE prompts SET result_json=?, result_sha=? WHERE seq=?", (result_json, sha256_hex(result_json), seq)
+        )
+
+    def rows(self, columns: str, where: str = "1", start: int = 0) -> Iterator[tuple[Any, ...]]:
+        """Iterate rows by ``seq`` in pages (no cursor held open across commits)."""
+        while True:
+            page = self.db.execute(
+                f"SELECT seq, {columns} FROM prompts WHERE seq >= ? AND ({where}) ORDER BY seq LIMIT {PAGE}", (start,)
+            ).fetchall()
+            if not page:
+                return
+            yield from page
+            start = page[-1][0] + 1
+
+    def completed(self) -> int:
+        row = self.db.execute("SELECT COUNT(*) FROM prompts WHERE result_json IS NOT NULL").fetchone()
+        return int(row[0])
+
+    def count(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0])
+
+
+@contextmanager
+def checkpoint(directory: str | os.PathLike[str], resume: bool) -> Iterator[Ledger]:
+    """Create (fresh) or reopen (resume) a checkpoint, holding an exclusive lock on it."""
+    path = Path(directory)
+    if resume:
+        if not (path / LEDGER_NAME).is_file():
+            raise InputError(f"no checkpoint to resume: {path}")
+    else:
+        try:
+            path.mkdir(parents=True, exist_ok=False)
+        except FileExistsError:
+            raise InputError(f"checkpoint already exists: {path}; use --resume or a new destination") from None
+    lock = open(path / "lock", "a+b")  # noqa: SIM115 - held for the whole context
+    try:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError("checkpoint is in use by another evaluator") from None
+        try:
+            connection = sqlite3.connect(path / LEDGER_NAME, isolation_level="DEFERRED", check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise InputError(f"checkpoint database error: {exc}") from None
+        try:
+            # WAL keeps every committed group durable against process death; commits are grouped.
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.executescript(SCHEMA_SQL)
+            yield Ledger(connection, path)
+        except sqlite3.Error as exc:
+            raise InputError(f"checkpoint database error: {exc}") from None
+        finally:
+            connection.close()
+    finally:
+        lock.close()
+
+
+def discard(directory: str | os.PathLike[str]) -> None:
+    """Remove a checkpoint directory that never reached grading."""
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+__all__ = ["Ledger", "SeenSet", "checkpoint", "discard", "sha256_hex"]

@@ -1,0 +1,404 @@
+"""Record schema, the three preflight phases, grading of prepared records, and v3 results.
+
+Validation is strictly before grading: every record is accepted (Phase A, including reference
+validation through the isolated worker), whole-input rules are checked (Phase B), prompts are
+bound to their registered hashes (Phase C), and only then is any response graded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from modebench import metrics
+from modebench.contracts import NOT_DIFFICULTY_MATCHED, normalize_domain, normalize_level
+from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
+from modebench.identity import digest_json, software_identity
+from modebench.prompts import make_messages, messages_sha256, profile_metadata
+from modebench.run_metadata import validate_run
+from modebench.validation import InputError, json_value
+
+RECORD_FIELDS = ("id", "level", "domain", "answer", "responses", "problem", "run", "messages", "prompt_sha256", "dataset_sha256")
+SCORING_POLICY = "wrong-or-malformed-count-as-failure; verifier-errors-suppress-all-aggregates-v1"
+V3_SCHEMA = "modebench-saved-responses-v3"
+LEVEL4_NOTE = "Level 4 as a whole is not admitted."
+LEVEL4_MATHIR_NOTE = "Level 4 MathIR is not difficulty-matched."
+
+
+def protocol_notes(level: int, domain: str) -> list[str]:
+    """Admission notes printed under a cell (Level 4 is not admitted as a whole)."""
+    notes: list[str] = []
+    if level == 4:
+        notes.append(LEVEL4_NOTE)
+        if (level, domain) in NOT_DIFFICULTY_MATCHED:
+            notes.append(LEVEL4_MATHIR_NOTE)
+    return notes
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def record_label(location: str, record: Any) -> str:
+    if not isinstance(record, dict):
+        return location
+    ident = str(record["id"])[:100] if "id" in record else "?"
+    return f"{location}, prompt {ident!r}"
+
+
+@dataclass
+class Options:
+    """Validated evaluation options (``evaluation.md`` §4.0)."""
+
+    min_defined_prompts: int = metrics.DEFAULT_MIN_DEFINED_PROMPTS
+    run: dict[str, Any] | None = None
+    config: str | None = None
+    split: str = "eval"
+    allow_partial: bool = False
+    data_root: Any = None
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        min_defined_prompts: Any = metrics.DEFAULT_MIN_DEFINED_PROMPTS,
+        run: Any = None,
+        data_root: Any = None,
+        config: Any = None,
+        split: Any = "eval",
+        allow_partial: Any = False,
+    ) -> Options:
+        if isinstance(min_defined_prompts, bool) or not isinstance(min_defined_prompts, int) or min_defined_prompts <= 0:
+            raise InputError("min_defined_prompts must be a positive integer")
+        if not isinstance(allow_partial, bool):
+            raise InputError("allow_partial must be a boolean")
+        if config is None and (data_root is not None or allow_partial or split != "eval"):
+            raise InputError("data_root, split, and allow_partial require a frozen config")
+        validated_run = validate_run(run) if run is not None else None
+        return cls(min_defined_prompts, validated_run, config, split, allow_partial, data_root)
+
+
+ReferenceValidator = Callable[[int, str, Any], dict[str, Any]]
+
+
+def _default_validator(level: int, domain: str, answer: Any) -> dict[str, Any]:
+    from modebench import verifier
+
+    return verifier.reference_check(level, domain, answer)
+
+
+@dataclass
+class Preflight:
+    """Phases A–C over a stream of records; keeps only what later phases need."""
+
+    options: Options
+    frozen: Any = None  # modebench.data.FrozenSplit in frozen mode
+    validate: ReferenceValidator = _default_validator
+    seen: Any = field(default_factory=set)  # supports `in` and `.add`; SQLite-backed in file mode
+    run: dict[str, Any] | None = None
+    run_digest: str | None = None
+    declared: int = 0
+    undeclared: int = 0
+    count: int = 0
+    draws: int | None = None
+    supplied_ids: set[str] = field(default_factory=set)
+    _references: dict[tuple[int, str, str], tuple[dict[str, Any], str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.options.run is not None:
+            self.run = self.options.run
+            self.run_digest = digest_json(self.run)
+
+    # -- Phase A -------------------------------------------------------------------------------
+    def accept(self, record: Any, location: str, *, in_memory: bool = False) -> dict[str, Any]:
+        """Validate one record; return the prepared record (without binding)."""
+        label = record_label(location, record)
+        if not isinstance(record, dict):
+            raise InputError(f"{location}: each record must be an object")
+        try:
+            return self._accept(record, label, in_memory)
+        except VerifierExecutionError:
+            raise
+        except InputError as exc:
+            raise InputError(f"{label}: {exc}") from None
+        except (ValueError, TypeError, KeyError) as exc:
+            raise InputError(f"{label}: {exc}") from None
+
+    def _accept(self, record: dict[str, Any], label: str, in_memory: bool) -> dict[str, Any]:
+        if in_memory:
+            json_value(record, "record")
+        unknown = sorted(set(record) - set(RECORD_FIELDS))
+        if unknown:
+            raise InputError(f"unknown fields: {', '.join(unknown)}; put generation metadata in run")
+        for name in ("id", "responses"):
+            if name not in record:
+                raise InputError(f"missing field: {name}")
+        ident = record["id"]
+        if isinstance(ident, bool) or not isinstance(ident, (str, int)) or not str(ident).strip():
+            raise InputError("id must be a nonempty string or integer")
+        responses = record["responses"]
+        if not isinstance(responses, list) or not responses or not all(isinstance(r, str) for r in responses):
+            raise InputError("responses must be a nonempty list of strings (retain failed draws)")
+        rid = str(ident)
+        if self.frozen is not None:
+            level, domain, row = self.frozen.accept(record, rid, self)
+        else:
+            for name in ("level", "domain", "answer"):
+                if name not in record:
+                    raise InputError(f"missing field: {name}")
+            level, domain = normalize_level(record["level"]), normalize_domain(record["domain"])
+            if "dataset_sha256" in record:
+                raise InputError("dataset_sha256 requires frozen evaluation with config")
+            row = {"answer": record["answer"]}
+            if "problem" in record:
+                row["problem"] = record["problem"]
+        parsed, reference_sha = self._reference(level, domain, row["answer"], label)
+        row["answer"] = parsed
+        if "problem" in record and (not isinstance(record["problem"], str) or not record["problem"].strip()):
+            raise InputError("problem must be a nonempty string")
+        key = (level, domain, rid)
+        if key in self.seen:
+            raise InputError(f"duplicate prompt: {key!r}")
+        self.seen.add(key)
+        self._inline_run(record)
+        self.count += 1
+        return {
+            "label": label,
+            "raw": record,
+            "id": rid,
+            "level": level,
+            "domain": domain,
+            "row": row,
+            "reference_sha256": reference_sha,
+        }
+
+    def _reference(self, level: int, domain: str, answer: Any, label: str) -> tuple[dict[str, Any], str]:
+        # Each distinct reference is validated (one worker round trip) and digested once.
+        cache_key = (level, domain, answer if isinstance(answer, str) else digest_json(answer))
+        hit = self._references.get(cache_key)
+        if hit is not None:
+            return hit
+        try:
+            parsed = self.validate(level, domain, answer)
+        except VerifierExecutionError as exc:
+            diagnostic = dict(exc.diagnostic)
+            diagnostic["detail"] = f"{label}: verifier {diagnostic.get('status')}: {diagnostic.get('detail')}"
+            raise VerifierExecutionError(diagnostic) from None
+        entry = (parsed, digest_json(parsed))
+        if len(self._references) < 65536:
+            self._references[cache_key] = entry
+        return entry
+
+    def _inline_run(self, record: dict[str, Any]) -> None:
+        if "run" not in record:
+            self.undeclared += 1
+            return
+        self.declared += 1
+        inline = validate_run(record["run"])
+        digest = digest_json(inline)
+        if self.run is None:
+            self.run, self.run_digest = inline, digest
+        elif digest != self.run_digest:
+            raise InputError("mixed model or generation conditions: run metadata differ")
+
+    # -- Phase B -------------------------------------------------------------------------------
+    def finish(self) -> None:
+        if self.count == 0:
+            raise InputError("no prompt records")
+        if self.options.run is None and self.declared and self.undeclared:
+            raise InputError("mixed declared/undeclared conditions: supply run metadata for the entire evaluation")
+        if self.frozen is not None:
+            self.frozen.finish(self)
+
+    # -- Phase C -------------------------------------------------------------------------------
+    def bind(self, prepared: dict[str, Any]) -> dict[str, Any]:
+        """Attach ``binding`` (reference/prompt hashes, prompt profile) to a prepared record."""
+        try:
+            return self._bind(prepared)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise InputError(f"{prepared['label']}: {exc}") from None
+
+    def _bind(self, prepared: dict[str, Any]) -> dict[str, Any]:
+        raw, row = prepared["raw"], prepared["row"]
+        run = self.run
+        if run is not None:
+            wanted = run["generation"].get("draws_per_prompt")
+            if wanted is not None and len(raw["responses"]) != wanted:
+                raise InputError("responses count does not match run.generation.draws_per_prompt")
+        messages = prompt_hash = profile = None
+        if run is not None:
+            condition = run["prompt_condition"]
+            profile = profile_metadata(prepared["level"], prepared["domain"], condition)
+            if "problem" in row:
+                messages = make_messages(prepared["level"], prepared["domain"], row, condition)
+                prompt_hash = messages_sha256(messages)
+        for name, expected in (("prompt_sha256", prompt_hash), ("messages", messages)):
+            if name in raw:
+                if expected is None:
+                    raise InputError(f"{name} requires problem text and declared run.prompt_condition")
+                if raw[name] != expected:
+                    raise InputError(f"{name} does not match the registered prompt")
+        bound = {key: value for key, value in prepared.items() if key != "reference_sha256"}
+        bound["binding"] = {
+            "reference_sha256": prepared["reference_sha256"],
+            "prompt_sha256": prompt_hash,
+            "prompt_profile": profile,
+        }
+        return bound
+
+    def run_block(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "generation_metadata_status": "user_declared" if self.run is not None else "unreported",
+            "run_sha256": self.run_digest,
+        }
+
+    def dataset_block(self) -> dict[str, Any]:
+        if self.frozen is None:
+            return {"kind": "custom", "references_authenticated": False}
+        block: dict[str, Any] = self.frozen.dataset_block(self)
+        return block
+
+
+Grader = Callable[[dict[str, Any]], list[dict[str, Any]]]
+
+
+def _grade_with_shared(prepared: dict[str, Any]) -> list[dict[str, Any]]:
+    from modebench import verifier
+
+    row = prepared["row"]
+    return [
+        verifier.grade_response(prepared["level"], prepared["domain"], row, text)
+        for text in prepared["raw"]["responses"]
+    ]
+
+
+def prompt_result(prepared: dict[str, Any], attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The per-prompt result object shared by v3 receipts and the v4 journal."""
+    binding = prepared["binding"]
+    return {
+        "id": prepared["id"],
+        "reference_sha256": binding["reference_sha256"],
+        "prompt_sha256": binding["prompt_sha256"],
+        "prompt_profile": binding["prompt_profile"],
+        "draws": [{"attempts": attempts}],
+        **metrics.prompt_metrics(attempts),
+    }
+
+
+def grade_prepared(prepared: dict[str, Any], grader: Grader | None = None) -> dict[str, Any]:
+    """Grade every response of one bound record, in order, with no short circuit."""
+    attempts = (grader or _grade_with_shared)(prepared)
+    return prompt_result(prepared, attempts)
+
+
+def evaluation_block(status: str, status_counts: dict[str, int], threshold: int) -> dict[str, Any]:
+    return {
+        "status": status,
+        "status_counts": dict(sorted(status_counts.items())),
+        "scoring_policy": SCORING_POLICY,
+        "aggregation": metrics.POOLED,
+        "groups_per_prompt": 1,
+        "prompt_weighting": "equal",
+        "min_defined_prompts": threshold,
+        "pass_at_k": "empirical_saved_group",
+        "prompt_hash_semantics": "expected_registered_messages; does not attest generation",
+    }
+
+
+def receipt_header(software: dict[str, Any], preflight: Preflight) -> dict[str, Any]:
+    return {"software": software, **preflight.run_block(), "dataset": preflight.dataset_block()}
+
+
+def evaluate(
+    records: Sequence[Any],
+    *,
+    min_defined_prompts: Any = metrics.DEFAULT_MIN_DEFINED_PROMPTS,
+    run: Any = None,
+    data_root: Any = None,
+    config: Any = None,
+    split: Any = "eval",
+    allow_partial: Any = False,
+    locations: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """In-memory evaluation returning the v3 result document."""
+    options = Options.build(
+        min_defined_prompts=min_defined_prompts,
+        run=run,
+        data_root=data_root,
+        config=config,
+        split=split,
+        allow_partial=allow_partial,
+    )
+    records = list(records)
+    if locations is not None and len(locations) != len(records):
+        raise InputError("locations must match the number of records")
+    labels = list(locations) if locations is not None else [f"record {i}" for i in range(1, len(records) + 1)]
+    frozen = None
+    if options.config is not None:
+        from modebench.data import open_frozen
+
+        frozen = open_frozen(options.data_root if options.data_root is not None else "data", options.config, options.split, options.allow_partial)
+    preflight = Preflight(options, frozen)
+    prepared = [preflight.accept(record, label, in_memory=True) for record, label in zip(records, labels)]
+    preflight.finish()
+    bound = [preflight.bind(item) for item in prepared]
+    results = [grade_prepared(item) for item in bound]
+    return assemble_v3(records, preflight, bound, results)
+
+
+def assemble_v3(
+    records: Iterable[Any], preflight: Preflight, bound: list[dict[str, Any]], results: list[dict[str, Any]]
+) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    for result in results:
+        for attempt in result["draws"][0]["attempts"]:
+            counts[attempt["status"]] = counts.get(attempt["status"], 0) + 1
+    healthy = not any(status in UNSCORABLE for status in counts)
+    threshold = preflight.options.min_defined_prompts
+    groups: dict[tuple[int, str, int], list[dict[str, Any]]] = {}
+    for item, result in zip(bound, results):
+        groups.setdefault((item["level"], item["domain"], len(item["raw"]["responses"])), []).append(result)
+    cells = []
+    for (level, domain, k), members in sorted(groups.items()):
+        cells.append(v3_cell(level, domain, k, members, threshold, healthy))
+    return {
+        "schema": V3_SCHEMA,
+        "created_at": now_iso(),
+        "records_sha256": digest_json(list(records)),
+        **receipt_header(software_identity(), preflight),
+        "evaluation": evaluation_block("completed" if healthy else "failed", counts, threshold),
+        "cells": cells,
+    }
+
+
+def v3_cell(level: int, domain: str, k: int, members: list[dict[str, Any]], threshold: int, healthy: bool) -> dict[str, Any]:
+    import statistics
+
+    cell: dict[str, Any] = {"level": level, "domain": domain, "k": k}
+    if healthy:
+        cell["accuracy"] = statistics.fmean(m["accuracy"] for m in members)
+        cell["pass_at_k"] = statistics.fmean(m["pass_at_k"] for m in members)
+        cell["distinct_at_k"] = statistics.fmean(m["distinct_at_k"] for m in members)
+        cell["pcmd"] = metrics.cell_summary(members, metrics.POOLED, threshold)
+    else:
+        cell.update({"accuracy": None, "pass_at_k": None, "distinct_at_k": None, "pcmd": dict(metrics.FAILED_PCMD)})
+    cell["protocol_notes"] = protocol_notes(level, domain)
+    cell["prompt_results"] = members
+    return cell
+
+
+__all__ = [
+    "Options",
+    "Preflight",
+    "RECORD_FIELDS",
+    "SCORING_POLICY",
+    "evaluate",
+    "evaluation_block",
+    "grade_prepared",
+    "prompt_result",
+    "protocol_notes",
+    "receipt_header",
+]

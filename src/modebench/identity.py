@@ -1,0 +1,97 @@
+"""Canonical JSON, digests, and the software identity bound into every receipt."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import modebench
+from modebench.contracts import BENCHMARK_CONTRACT, DIAGNOSTIC_CONTRACT
+from modebench.diagnostics import RESOURCE_POLICY
+
+PACKAGE_DIR = Path(modebench.__file__).resolve().parent
+
+
+def canonical(value: Any) -> str:
+    """Sorted keys, compact separators, ASCII escapes, no NaN: the one hashing encoding."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def digest_json(value: Any) -> str:
+    """Lower-case hex SHA-256 of ``canonical(value)``."""
+    return sha256_text(canonical(value))
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@cache
+def _source_files() -> tuple[tuple[str, str], ...]:
+    # Hashed once per process: the package does not change under a running evaluator.
+    files = []
+    for path in sorted(PACKAGE_DIR.rglob("*")):
+        if path.suffix in (".py", ".json") and path.is_file() and "__pycache__" not in path.parts:
+            files.append((path.relative_to(PACKAGE_DIR).as_posix(), file_sha256(path)))
+    return tuple(files)
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@cache
+def _git() -> tuple[str | None, bool | None]:
+    root = PACKAGE_DIR.parent.parent
+    if not (root / ".git").exists():
+        return None, None
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=3, check=True
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, timeout=3, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+    return commit or None, bool(status.strip())
+
+
+def software_identity(*, include_git: bool = True) -> dict[str, Any]:
+    """The ``software`` object of receipts (``evaluation.md`` §9.3)."""
+    files = dict(_source_files())
+    identity: dict[str, Any] = {
+        "modebench_version": modebench.__version__,
+        "verifier_contract": BENCHMARK_CONTRACT,
+        "diagnostic_contract": DIAGNOSTIC_CONTRACT,
+        "resource_policy": dict(RESOURCE_POLICY),
+        "package_source_sha256": digest_json(files),
+        "source_files": files,
+    }
+    if include_git:
+        commit, dirty = _git()
+        identity["git"] = {"commit": commit, "dirty": dirty}
+    identity["python"] = platform.python_version()
+    identity["platform"] = platform.system()
+    identity["dependencies"] = {name: _version(name) for name in ("sympy", "datasets", "pyarrow")}
+    return identity
+
+
+__all__ = ["canonical", "digest_json", "file_sha256", "sha256_text", "software_identity"]

@@ -1,0 +1,220 @@
+"""Accuracy, empirical pass@k, distinct@k and PCMD (pairwise correct-mode diversity).
+
+Pure functions over graded attempts. Mode identity is prompt-local: keys are never pooled across
+prompts. Unscorable attempts are evaluator failures and raise instead of counting as wrong.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
+from typing import Any, Final
+
+from modebench.diagnostics import STATUSES, UNSCORABLE, VerifierExecutionError
+
+POOLED: Final = "pooled"
+PER_GROUP: Final = "per_group"
+AGGREGATIONS: Final[tuple[str, str]] = (PER_GROUP, POOLED)
+DEFAULT_MIN_DEFINED_PROMPTS: Final = 30
+FAILED_PCMD: Final[dict[str, Any]] = {"d_mode": None, "reportable": False, "reason": "verifier_failure"}
+
+
+def _counts(counts: Mapping[Any, Any] | Iterable[Any]) -> list[int]:
+    values = list(counts.values()) if isinstance(counts, Mapping) else list(counts)
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError("verified mode counts must be nonnegative integers")
+    return values
+
+
+def mode_diversity(counts: Mapping[Any, Any] | Iterable[Any]) -> float | None:
+    """PCMD of one count vector: share of verified pairs in different modes; None below 2."""
+    values = _counts(counts)
+    total = sum(values)
+    if total < 2:
+        return None
+    return 1.0 - sum(n * (n - 1) for n in values) / (total * (total - 1))
+
+
+def rarefied_distinct(counts: Mapping[Any, Any] | Iterable[Any], depth: int = 2) -> float | None:
+    """Expected distinct modes in ``depth`` verified draws without replacement."""
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
+        raise ValueError("rarefaction depth must be a positive integer")
+    values = _counts(counts)
+    total = sum(values)
+    if total < depth:
+        return None
+    expected = 0.0
+    for n in values:
+        if n <= 0:
+            continue
+        miss = 1.0
+        for i in range(depth):
+            miss *= (total - n - i) / (total - i)
+        expected += 1.0 - miss
+    return expected
+
+
+def effective_modes(d_mode: float | None) -> float | None:
+    """``1 / (1 - d_mode)``; None for None or exactly 1.0."""
+    if d_mode is None:
+        return None
+    if (
+        isinstance(d_mode, bool)
+        or not isinstance(d_mode, (int, float))
+        or not math.isfinite(d_mode)
+        or not 0 <= d_mode <= 1
+    ):
+        raise ValueError("d_mode must be finite and between zero and one")
+    if d_mode == 1.0:
+        return None
+    return 1.0 / (1.0 - d_mode)
+
+
+def verified_mode_counts(attempts: Iterable[Any]) -> Counter[str]:
+    """Counter of canonical keys among verified attempts (checks every attempt's shape)."""
+    counts: Counter[str] = Counter()
+    for attempt in attempts:
+        if isinstance(attempt, Mapping) and attempt.get("status") in UNSCORABLE:
+            raise VerifierExecutionError(dict(attempt))
+        if not isinstance(attempt, Mapping) or not isinstance(attempt.get("verified"), bool):
+            raise ValueError("each attempt requires a boolean verified flag")
+        status = attempt.get("status")
+        if status is not None and (status not in STATUSES or attempt["verified"] != (status == "correct")):
+            raise ValueError("attempt status and verified flag disagree")
+        if attempt["verified"]:
+            key = attempt.get("canonical_key")
+            if not isinstance(key, str) or not key:
+                raise ValueError("verified attempts require a nonempty canonical_key string")
+            counts[key] += 1
+    return counts
+
+
+def prompt_mode_diversity(draws: Sequence[Mapping[str, Any]], aggregation: str = POOLED) -> float | None:
+    """PCMD of one prompt over its groups (pooled counts, or the mean of defined group values)."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"unknown aggregation: {aggregation!r}")
+    if aggregation == POOLED:
+        pooled: Counter[str] = Counter()
+        for group in draws:
+            pooled.update(verified_mode_counts(group["attempts"]))
+        return mode_diversity(pooled)
+    values = [mode_diversity(verified_mode_counts(group["attempts"])) for group in draws]
+    defined = [v for v in values if v is not None]
+    return statistics.fmean(defined) if defined else None
+
+
+def _threshold(min_defined_prompts: Any) -> int:
+    if isinstance(min_defined_prompts, bool) or not isinstance(min_defined_prompts, int) or min_defined_prompts <= 0:
+        raise ValueError("min_defined_prompts must be a positive integer")
+    return min_defined_prompts
+
+
+def pcmd_block(
+    defined: int, prompts: int, d_mode: float | None, standard_error: float | None, threshold: int, aggregation: str
+) -> dict[str, Any]:
+    """The 10-key PCMD object of a cell."""
+    return {
+        "aggregation": aggregation,
+        "d_mode": d_mode,
+        "defined_prompts": defined,
+        "prompts": prompts,
+        "support": defined / prompts if prompts else 0.0,
+        "min_defined_prompts": threshold,
+        "reportable": defined >= threshold,
+        "standard_error": standard_error,
+        "rarefied_distinct_at_2": None if d_mode is None else 1.0 + d_mode,
+        "effective_modes": effective_modes(d_mode),
+    }
+
+
+def cell_summary(
+    prompt_results: Sequence[Mapping[str, Any]],
+    aggregation: str = POOLED,
+    min_defined_prompts: int = DEFAULT_MIN_DEFINED_PROMPTS,
+) -> dict[str, Any]:
+    """PCMD summary of a cell from per-prompt results (``fmean``/``stdev`` numerics)."""
+    threshold = _threshold(min_defined_prompts)
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"unknown aggregation: {aggregation!r}")
+    values = [prompt_mode_diversity(result["draws"], aggregation) for result in prompt_results]
+    defined = [v for v in values if v is not None]
+    d_mode = statistics.fmean(defined) if defined else None
+    error = statistics.stdev(defined) / math.sqrt(len(defined)) if len(defined) > 1 else None
+    return pcmd_block(len(defined), len(prompt_results), d_mode, error, threshold, aggregation)
+
+
+class CellAccumulator:
+    """Constant-space cell aggregate with exact rational sums (the streaming v4 path)."""
+
+    def __init__(self) -> None:
+        self.prompts = 0
+        self.accuracy = Fraction(0)
+        self.passed = Fraction(0)
+        self.distinct = Fraction(0)
+        self.defined = 0
+        self.pcmd = Fraction(0)
+        self.pcmd_squares = Fraction(0)
+
+    def add(self, prompt_result: Mapping[str, Any]) -> None:
+        """Add one scorable per-prompt result (its aggregates must not be null)."""
+        self.prompts += 1
+        self.accuracy += Fraction(prompt_result["accuracy"])
+        self.passed += Fraction(prompt_result["pass_at_k"])
+        self.distinct += prompt_result["distinct_at_k"]
+        value = prompt_mode_diversity(prompt_result["draws"], POOLED)
+        if value is not None:
+            exact = Fraction(value)
+            self.defined += 1
+            self.pcmd += exact
+            self.pcmd_squares += exact * exact
+
+    def summary(self, threshold: int, healthy: bool = True) -> dict[str, Any]:
+        """``accuracy, pass_at_k, distinct_at_k, pcmd`` of the cell (nulls when not healthy)."""
+        if not healthy:
+            return {"accuracy": None, "pass_at_k": None, "distinct_at_k": None, "pcmd": dict(FAILED_PCMD)}
+        n, d = self.prompts, self.defined
+        d_mode = float(self.pcmd) / d if d else None
+        error = None
+        if d > 1:
+            variance = (self.pcmd_squares - self.pcmd * self.pcmd / d) / (d - 1)
+            error = math.sqrt(float(variance)) / math.sqrt(d)
+        return {
+            "accuracy": float(self.accuracy) / n,
+            "pass_at_k": float(self.passed) / n,
+            "distinct_at_k": float(self.distinct) / n,
+            "pcmd": pcmd_block(d, n, d_mode, error, threshold, POOLED),
+        }
+
+
+def prompt_metrics(attempts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``pass_at_k``, ``distinct_at_k``, ``accuracy`` of one group; all null if any is unscorable."""
+    if any(attempt["status"] in UNSCORABLE for attempt in attempts):
+        return {"pass_at_k": None, "distinct_at_k": None, "accuracy": None}
+    keys = [attempt["canonical_key"] for attempt in attempts if attempt["verified"]]
+    return {
+        "pass_at_k": 1.0 if keys else 0.0,
+        "distinct_at_k": len(set(keys)),
+        "accuracy": len(keys) / len(attempts),
+    }
+
+
+__all__ = [
+    "AGGREGATIONS",
+    "CellAccumulator",
+    "DEFAULT_MIN_DEFINED_PROMPTS",
+    "FAILED_PCMD",
+    "PER_GROUP",
+    "POOLED",
+    "cell_summary",
+    "effective_modes",
+    "mode_diversity",
+    "pcmd_block",
+    "prompt_metrics",
+    "prompt_mode_diversity",
+    "rarefied_distinct",
+    "verified_mode_counts",
+]

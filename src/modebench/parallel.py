@@ -1,0 +1,120 @@
+"""Grading prepared prompts on N isolated workers, results delivered strictly in input order.
+
+One request per prompt carries all of its (distinct) responses. With N ≥ 2 workers a bounded
+window of prompts is in flight; the window is several times N so that one slow prompt does not
+idle the other workers (results are still consumed in order, so memory stays bounded).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from modebench.diagnostics import MAX_REQUEST_BYTES, MAX_RESPONSE_CHARS, result
+from modebench.domains._pipeline import encoded_size
+from modebench.worker_process import BoundedWorker
+
+MAX_WORKERS = 8
+WINDOW_PER_WORKER = 8
+_ENVELOPE = len('{"operation": "grade", "level": , "domain": , "answer": , "text": }') + 1
+
+
+def grade_prompt(worker: BoundedWorker, prepared: dict[str, Any]) -> list[dict[str, Any]]:
+    """Grade all responses of one bound record through ``worker``; same results as one by one."""
+    level, domain = prepared["level"], prepared["domain"]
+    answer = prepared["row"]["answer"]
+    texts: list[str] = prepared["raw"]["responses"]
+    fixed = _ENVELOPE + encoded_size(level) + encoded_size(domain) + encoded_size(answer)
+    attempts: list[dict[str, Any] | None] = [None] * len(texts)
+    pending: dict[str, list[int]] = {}
+    for index, text in enumerate(texts):
+        if len(text) > MAX_RESPONSE_CHARS:
+            attempts[index] = result("resource_limit", detail="response character limit exceeded")
+        elif fixed + encoded_size(text) > MAX_REQUEST_BYTES:
+            attempts[index] = result("resource_limit", detail="request byte limit exceeded")
+        else:
+            pending.setdefault(text, []).append(index)  # identical responses are graded once
+    if pending:
+        unique = list(pending)
+        for offset in range(0, len(unique), 64):
+            chunk = unique[offset : offset + 64]
+            for text, graded in zip(chunk, worker.grade_batch(level, domain, answer, chunk)):
+                for index in pending[text]:
+                    attempts[index] = dict(graded)
+    return [attempt for attempt in attempts if attempt is not None]
+
+
+class ParallelGrader:
+    """Context manager owning N lazily started workers."""
+
+    def __init__(self, workers: int = 1) -> None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers <= 0:
+            raise ValueError("workers must be a positive integer")
+        if workers > MAX_WORKERS:
+            raise ValueError(f"workers must be between 1 and {MAX_WORKERS}")
+        self.workers = workers
+        self._all: list[BoundedWorker] = []
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._cancelled = threading.Event()
+        self._executor: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> ParallelGrader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._cancelled.set()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+        with self._lock:
+            workers, self._all = self._all, []
+        for worker in workers:
+            worker.close()
+
+    def _worker(self) -> BoundedWorker:
+        worker = getattr(self._local, "worker", None)
+        if worker is None:
+            worker = BoundedWorker()
+            self._local.worker = worker
+            with self._lock:
+                self._all.append(worker)
+        return worker
+
+    def _grade(self, prepared: dict[str, Any]) -> list[dict[str, Any]]:
+        if self._cancelled.is_set():
+            raise RuntimeError("grading cancelled")
+        return grade_prompt(self._worker(), prepared)
+
+    def results(self, items: Iterable[tuple[int, dict[str, Any]]]) -> Iterator[tuple[int, dict[str, Any], list[dict[str, Any]]]]:
+        """Yield ``(seq, prepared, attempts)`` in the order the items were given."""
+        if self.workers == 1:
+            for seq, prepared in items:
+                yield seq, prepared, self._grade(prepared)
+            return
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="modebench-grader")
+        window: deque[tuple[int, dict[str, Any], Future[list[dict[str, Any]]]]] = deque()
+        limit = WINDOW_PER_WORKER * self.workers
+        source = iter(items)
+        exhausted = False
+        while True:
+            while not exhausted and len(window) < limit:
+                item = next(source, None)
+                if item is None:
+                    exhausted = True
+                    break
+                window.append((item[0], item[1], self._executor.submit(self._grade, item[1])))
+            if not window:
+                return
+            seq, prepared, future = window.popleft()
+            yield seq, prepared, future.result()
+
+
+__all__ = ["MAX_WORKERS", "ParallelGrader", "grade_prompt"]

@@ -1,0 +1,49 @@
+"""Atomic, never-overwriting publication of files (receipts, exports, journal rewrites)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+from modebench.validation import InputError
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike[str], *, replace: bool = False, binary: bool = False) -> Iterator[IO[str]]:
+    """Write to a temporary sibling, then hard-link (never overwrite) or rename (``replace``)."""
+    final = Path(path)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    temp = final.parent / f".{final.name}-{secrets.token_hex(6)}"
+    handle = open(temp, "wb" if binary else "w", encoding=None if binary else "utf-8", newline=None if binary else "")  # noqa: SIM115
+    try:
+        with handle:
+            yield handle  # type: ignore[misc]
+            handle.flush()
+            os.fsync(handle.fileno())
+        if replace:
+            os.replace(temp, final)
+        else:
+            try:
+                os.link(temp, final)
+            except FileExistsError:
+                raise InputError(f"output already exists: {final}") from None
+            os.unlink(temp)
+        _fsync_dir(final.parent)
+    finally:
+        if temp.exists():
+            temp.unlink()
+
+
+__all__ = ["atomic_output"]

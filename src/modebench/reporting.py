@@ -1,0 +1,164 @@
+"""Reading receipts (v3 and v4) with every check of ``evaluation.md`` §16, and the report text."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from modebench.contracts import normalize_domain, normalize_level
+from modebench.identity import file_sha256
+from modebench.validation import InputError, loads
+
+V3 = "modebench-saved-responses-v3"
+V4 = "modebench-saved-responses-v4"
+SCHEMAS = (V3, V4)
+RESULT_FORMAT = "modebench-prompt-result-v1"
+MAX_RESULT_LINE_BYTES = 64 * 1024 * 1024
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_METRICS = ("accuracy", "pass_at_k", "distinct_at_k")
+FOOTER = "PCMD uses only verified answers; reportable=false means insufficient eligible prompts."
+FAILED_HEADLINE = (
+    "Evaluation FAILED: scores are unavailable. Inspect failure and attempt diagnostics in the JSON receipt."
+)
+
+
+def _number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float))
+
+
+def _check_cell(cell: Any, completed: bool) -> None:
+    try:
+        normalize_level(cell["level"])
+        normalize_domain(cell["domain"])
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    except (KeyError, TypeError) as exc:
+        raise InputError(f"incomplete report cell: {exc}") from None
+    try:
+        k = cell["k"]
+        if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+            raise InputError("report k must be a positive integer")
+        notes = cell.get("protocol_notes", [])
+        if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+            raise InputError("invalid protocol notes")
+        for key in _METRICS:
+            value = cell[key]
+            if value is not None:
+                if not _number(value) or value < 0:
+                    raise InputError(f"invalid report metric: {key}")
+                if value > (k if key == "distinct_at_k" else 1):
+                    raise InputError(f"report metric out of bounds: {key}")
+            if completed and value is None:
+                raise InputError("completed report has missing aggregate scores")
+            if not completed and value is not None:
+                raise InputError("failed report must not contain aggregate scores")
+        pcmd = cell["pcmd"]
+        d_mode = pcmd["d_mode"]
+        if d_mode is not None and (not _number(d_mode) or not 0 <= d_mode <= 1):
+            raise InputError("invalid PCMD")
+        if not isinstance(pcmd["reportable"], bool):
+            raise InputError("invalid reportability flag")
+        if not completed and (d_mode is not None or pcmd["reportable"]):
+            raise InputError("failed report must not contain reportable PCMD")
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"incomplete report cell: {exc}") from None
+
+
+def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) -> dict[str, Any]:
+    """Load and validate a receipt; for v4 also verify the journal hash."""
+    with open(path, "rb") as handle:
+        payload = loads(handle.read())
+    if not isinstance(payload, dict) or payload.get("schema") not in SCHEMAS:
+        raise InputError("report requires a ModeBench v3 or v4 receipt")
+    evaluation = payload.get("evaluation")
+    if not isinstance(evaluation, dict):
+        raise InputError("report requires evaluation metadata")
+    if evaluation.get("status") not in ("completed", "failed"):
+        raise InputError("report has no valid evaluation status")
+    cells = payload.get("cells")
+    if not isinstance(cells, list):
+        raise InputError("report cells must be a list")
+    completed = evaluation["status"] == "completed"
+    for cell in cells:
+        _check_cell(cell, completed)
+    if payload["schema"] == V4:
+        reference = payload.get("prompt_results")
+        if not isinstance(reference, dict) or reference.get("format") != RESULT_FORMAT:
+            raise InputError("invalid detailed-result reference")
+        if not isinstance(reference.get("path"), str) or not reference["path"]:
+            raise InputError("missing detailed-result path")
+        if not isinstance(reference.get("sha256"), str) or not _HEX64.fullmatch(reference["sha256"]):
+            raise InputError("missing detailed-result hash")
+        records = reference.get("records")
+        if isinstance(records, bool) or not isinstance(records, int) or records < 1:
+            raise InputError("invalid detailed-result count")
+        if verify_results and file_sha256(journal_path(path, payload)) != reference["sha256"]:
+            raise InputError("detailed-result journal hash mismatch")
+    return payload
+
+
+def journal_path(receipt: str | os.PathLike[str], payload: dict[str, Any]) -> Path:
+    return Path(receipt).resolve().parent / payload["prompt_results"]["path"]
+
+
+def iter_prompt_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """Per-prompt results: input order from a v4 journal, cell order from a v3 receipt."""
+    payload = read_report(path)
+    if payload["schema"] == V3:
+        for cell in payload["cells"]:
+            yield from cell.get("prompt_results", [])
+        return
+    expected = payload["prompt_results"]["records"]
+    index = 0
+    with open(journal_path(path, payload), "rb") as handle:
+        while True:
+            line = handle.readline(MAX_RESULT_LINE_BYTES + 1)
+            if not line:
+                break
+            if len(line) > MAX_RESULT_LINE_BYTES:
+                raise InputError("detailed-result line exceeds byte limit")
+            entry = loads(line)
+            if not isinstance(entry, dict) or entry.get("schema") != RESULT_FORMAT or entry.get("sequence") != index:
+                raise InputError("detailed-result sequence mismatch")
+            yield entry["result"]
+            index += 1
+    if index != expected:
+        raise InputError("detailed-result count mismatch")
+
+
+def _g(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return format(value, "g")
+
+
+def summarize(payload: dict[str, Any]) -> str:
+    """The plain-text report of a validated receipt (no trailing newline)."""
+    if payload["evaluation"]["status"] != "completed":
+        detail = payload.get("failure", payload["evaluation"].get("status_counts", {}))
+        return FAILED_HEADLINE + "\n" + json.dumps(detail, sort_keys=True)
+    lines = ["Evaluation completed", "level domain k accuracy pass@k distinct@k PCMD reportable"]
+    for cell in payload["cells"]:
+        fields = [
+            str(cell["level"]),
+            str(cell["domain"]),
+            str(cell["k"]),
+            _g(cell["accuracy"]),
+            _g(cell["pass_at_k"]),
+            _g(cell["distinct_at_k"]),
+            _g(cell["pcmd"]["d_mode"]),
+            _g(bool(cell["pcmd"]["reportable"])),
+        ]
+        lines.append(" ".join(fields))
+        lines.extend(f"  Note: {note}" for note in cell.get("protocol_notes", []))
+    lines.append(FOOTER)
+    return "\n".join(lines)
+
+
+__all__ = ["MAX_RESULT_LINE_BYTES", "SCHEMAS", "iter_prompt_results", "read_report", "summarize"]

@@ -1,0 +1,414 @@
+"""Streaming, checkpointed evaluation of a JSONL file into a hash-bound v4 receipt.
+
+Phases: preflight (validate every record into the ledger), ledger check, journal repair,
+grading (grouped commits, journal appended after each commit), finalization (integrity checks,
+atomic publication). A run killed at any moment resumes to the same receipt cells and journal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from modebench import _ledger, metrics
+from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
+from modebench.evaluation import (
+    Options,
+    Preflight,
+    evaluation_block,
+    now_iso,
+    prompt_result,
+    protocol_notes,
+)
+from modebench.identity import canonical, digest_json, file_sha256, software_identity
+from modebench.parallel import MAX_WORKERS, ParallelGrader
+from modebench.publish import atomic_output
+from modebench.validation import InputError, loads
+
+MAX_RESPONSES_PER_PROMPT = 4096
+MAX_INPUT_LINE_BYTES = 16_777_216
+CHECKPOINT_SCHEMA = "modebench-checkpoint-v1"
+REPORT_SCHEMA = "modebench-saved-responses-v4"
+RESULT_FORMAT = "modebench-prompt-result-v1"
+JOURNAL_NAME = "results.jsonl"
+#: Grading commits at most this many prompts, or this many seconds of work, per transaction.
+COMMIT_PROMPTS = 128
+COMMIT_SECONDS = 0.5
+
+Progress = Callable[[dict[str, Any]], None]
+
+__all__ = [
+    "CHECKPOINT_SCHEMA",
+    "MAX_INPUT_LINE_BYTES",
+    "MAX_RESPONSES_PER_PROMPT",
+    "REPORT_SCHEMA",
+    "canonical",
+    "evaluate_file",
+    "file_sha256",
+    "iter_jsonl",
+    "software_identity",
+]
+
+
+def iter_jsonl(path: str | os.PathLike[str], digest: Any = None) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, parsed)`` for non-blank lines; feed every raw byte to ``digest``."""
+    with open(path, "rb") as handle:
+        number = 0
+        while True:
+            line = handle.readline(MAX_INPUT_LINE_BYTES + 1)
+            if not line:
+                return
+            number += 1
+            if digest is not None:
+                digest.update(line)
+            if len(line) > MAX_INPUT_LINE_BYTES:
+                raise InputError(f"line {number}: exceeds {MAX_INPUT_LINE_BYTES} byte input limit")
+            if not line.strip():
+                continue
+            try:
+                value = loads(line)
+            except InputError as exc:
+                raise InputError(f"line {number}: {exc}") from None
+            if (
+                isinstance(value, dict)
+                and isinstance(value.get("responses"), list)
+                and len(value["responses"]) > MAX_RESPONSES_PER_PROMPT
+            ):
+                raise InputError(f"line {number}: exceeds {MAX_RESPONSES_PER_PROMPT} responses per prompt")
+            yield number, value
+
+
+def _event(progress: Progress | None, phase: str, done: int, total: int | None) -> None:
+    if progress is not None:
+        progress({"phase": phase, "completed_prompts": done, "total_prompts": total})
+
+
+def _identity(input_sha: str, options: dict[str, Any], frozen: Any, software: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "schema": CHECKPOINT_SCHEMA,
+        "input_sha256": input_sha,
+        "options": options,
+        "frozen_split": frozen.record if frozen is not None else None,
+        "manifest_sha256": frozen.manifest_sha256 if frozen is not None else None,
+        "software": {key: value for key, value in software.items() if key != "git"},
+        "input_line_limit": MAX_INPUT_LINE_BYTES,
+        "responses_per_prompt_limit": MAX_RESPONSES_PER_PROMPT,
+    }
+
+
+def evaluate_file(
+    input_path: str | os.PathLike[str],
+    output_path: str | os.PathLike[str],
+    *,
+    min_defined_prompts: Any = metrics.DEFAULT_MIN_DEFINED_PROMPTS,
+    run: Any = None,
+    data_root: Any = None,
+    config: Any = None,
+    split: Any = "eval",
+    allow_partial: Any = False,
+    work_dir: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    progress: Progress | None = None,
+    workers: int = 1,
+) -> dict[str, Any]:
+    """Evaluate a JSONL file of saved responses; publish a v4 receipt; return a summary."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers <= 0:
+        raise InputError("workers must be a positive integer")
+    if workers > MAX_WORKERS:
+        raise InputError(f"workers must be between 1 and {MAX_WORKERS}")
+    source = Path(input_path).resolve()
+    output = Path(output_path).resolve()
+    directory = Path(work_dir).resolve() if work_dir is not None else output.with_name(output.name + ".work")
+    if output.exists():
+        raise InputError(f"output already exists: {output}")
+    if directory in (output, source) or directory in source.parents:
+        raise InputError("checkpoint must not contain the input file or occupy an output path")
+    software = software_identity()
+    raw_options = {
+        "min_defined_prompts": min_defined_prompts,
+        "run": run,
+        "config": config,
+        "split": split,
+        "allow_partial": allow_partial,
+    }
+    with _ledger.checkpoint(directory, resume) as ledger:
+        try:
+            return _run(ledger, source, output, software, raw_options, data_root, resume, progress, workers)
+        except (InputError, VerifierExecutionError):
+            # A checkpoint whose preflight failed holds nothing graded: remove it so that a corrected
+            # input can simply be run again (the reference leaves it behind; hazard 7).
+            if not (ledger.has("phase") and ledger.get("phase") != "preflight"):
+                ledger.db.close()
+                _ledger.discard(directory)
+            raise
+
+
+def _run(
+    ledger: _ledger.Ledger,
+    source: Path,
+    output: Path,
+    software: dict[str, Any],
+    raw_options: dict[str, Any],
+    data_root: Any,
+    resume: bool,
+    progress: Progress | None,
+    workers: int,
+) -> dict[str, Any]:
+    options = Options.build(data_root=data_root, **raw_options)
+    frozen = None
+    if options.config is not None:
+        from modebench.data import open_frozen
+
+        root = options.data_root if options.data_root is not None else "data"
+        frozen = open_frozen(root, options.config, options.split, options.allow_partial)
+    identity = loads(canonical(_identity(file_sha256(source), raw_options_json(raw_options), frozen, software)))
+    if resume:
+        if ledger.get("identity") != identity:
+            raise InputError("resume identity mismatch: input, configuration, dataset, or evaluator changed")
+        if ledger.get("output") != str(output):
+            raise InputError("resume output destination differs from checkpoint")
+    else:
+        ledger.put("identity", identity)
+        ledger.put("output", str(output))
+        ledger.put("phase", "preflight")
+        ledger.put("created_at", now_iso())
+        ledger.put("history", [])
+        ledger.commit()
+    if ledger.get("phase") == "preflight":
+        _preflight(ledger, source, options, frozen, identity["input_sha256"], progress)
+    count = _check_ledger(ledger)
+    done = ledger.completed()
+    journal = ledger.directory / JOURNAL_NAME
+    journal_digest = _repair_journal(ledger, journal)
+    history = ledger.get("history")
+    history.append({"started_at": now_iso(), "workers": workers, "resumed_prompts": done})
+    ledger.put("history", history)
+    ledger.commit()
+    _grade(ledger, journal, journal_digest, done, count, workers, progress)
+    _event(progress, "finalizing", count, count)
+    if file_sha256(source) != identity["input_sha256"]:
+        raise InputError("input changed during evaluation; no final output published")
+    if file_sha256(journal) != journal_digest.hexdigest():
+        raise InputError("result journal changed during evaluation; no final output published")
+    status, cells = _publish(ledger, output, journal, software, options, count)
+    ledger.put("phase", "complete")
+    ledger.put("output_sha256", file_sha256(output))
+    ledger.commit()
+    _event(progress, "complete", count, count)
+    return {
+        "output": str(output),
+        "cells": cells,
+        "prompts": count,
+        "dataset_kind": "frozen" if frozen is not None else "custom",
+        "status": status,
+        "work_dir": str(ledger.directory),
+    }
+
+
+def raw_options_json(raw_options: dict[str, Any]) -> dict[str, Any]:
+    return {key: raw_options[key] for key in ("min_defined_prompts", "run", "config", "split", "allow_partial")}
+
+
+def _preflight(
+    ledger: _ledger.Ledger,
+    source: Path,
+    options: Options,
+    frozen: Any,
+    input_sha: str,
+    progress: Progress | None,
+) -> None:
+    _event(progress, "validating", 0, None)
+    ledger.reset_prompts()
+    preflight = Preflight(options, frozen, seen=_ledger.SeenSet(ledger.db))
+    input_digest = hashlib.sha256()
+    records_digest = hashlib.sha256(b"[")
+    seq = 0
+    for number, record in iter_jsonl(source, input_digest):
+        prepared = preflight.accept(record, f"line {number}")
+        raw_text = canonical(record)
+        records_digest.update((b"," if seq else b"") + raw_text.encode("utf-8"))
+        prepared["record_sha256"] = hashlib.sha256(raw_text.encode("utf-8")).hexdigest()
+        ledger.insert(seq, prepared["level"], prepared["domain"], len(record["responses"]), canonical(prepared))
+        seq += 1
+        if seq % 100 == 0:
+            ledger.commit()
+            _event(progress, "validating", seq, None)
+    records_digest.update(b"]")
+    if input_digest.hexdigest() != input_sha:
+        raise InputError("input changed while validation was running; use a fresh checkpoint")
+    preflight.finish()
+    for row_seq, prepared_json in ledger.rows("prepared_json"):
+        ledger.set_prepared(row_seq, canonical(preflight.bind(loads(prepared_json))))
+    meta = {
+        "records_sha256": records_digest.hexdigest(),
+        **preflight.run_block(),
+        "dataset": preflight.dataset_block(),
+        "count": seq,
+    }
+    for key, value in meta.items():
+        ledger.put(key, value)
+    ledger.put("preflight_sha256", digest_json(_preflight_identity(meta)))
+    ledger.put("phase", "grading")
+    ledger.commit()
+    _event(progress, "validated", seq, seq)
+
+
+def _preflight_identity(meta: dict[str, Any]) -> dict[str, Any]:
+    return {key: meta[key] for key in ("records_sha256", "run", "generation_metadata_status", "run_sha256", "dataset", "count")}
+
+
+def _check_ledger(ledger: _ledger.Ledger) -> int:
+    """Verify the checkpoint before trusting it; return the number of prompts."""
+    if ledger.db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+        raise InputError("checkpoint integrity check failed")
+    meta = {key: ledger.get(key) for key in ("records_sha256", "run", "generation_metadata_status", "run_sha256", "dataset", "count")}
+    if digest_json(_preflight_identity(meta)) != ledger.get("preflight_sha256"):
+        raise InputError("checkpoint preflight metadata identity mismatch")
+    records = hashlib.sha256(b"[")
+    position = 0
+    pending_seen = False
+    for seq, level, domain, k, prepared_json, prepared_sha, result_json, result_sha in ledger.rows(
+        "level, domain, k, prepared_json, prepared_sha, result_json, result_sha"
+    ):
+        if seq != position or prepared_sha != _ledger.sha256_hex(prepared_json):
+            raise InputError("checkpoint prepared-record identity mismatch")
+        prepared = loads(prepared_json)
+        if (level, domain, k) != (prepared["level"], prepared["domain"], len(prepared["raw"]["responses"])):
+            raise InputError("checkpoint cell identity mismatch")
+        raw_text = canonical(prepared["raw"])
+        if _ledger.sha256_hex(raw_text) != prepared["record_sha256"]:
+            raise InputError("checkpoint input snapshot mismatch")
+        records.update((b"," if position else b"") + raw_text.encode("utf-8"))
+        if result_json is None:
+            if result_sha is not None:
+                raise InputError("checkpoint incomplete result identity")
+            pending_seen = True
+        elif pending_seen or result_sha != _ledger.sha256_hex(result_json):
+            raise InputError("checkpoint result identity or ordering mismatch")
+        position += 1
+    records.update(b"]")
+    if position != meta["count"] or records.hexdigest() != meta["records_sha256"]:
+        raise InputError("checkpoint input record digest mismatch")
+    return position
+
+
+def _journal_line(seq: int, prepared: dict[str, Any], result_json: str) -> str:
+    # The entry is canonical JSON with sorted keys; the stored result text is already canonical.
+    return (
+        f'{{"domain":{canonical(prepared["domain"])},"k":{len(prepared["raw"]["responses"])},'
+        f'"level":{prepared["level"]},"record_sha256":"{prepared["record_sha256"]}",'
+        f'"result":{result_json},"schema":"{RESULT_FORMAT}","sequence":{seq}}}\n'
+    )
+
+
+def _repair_journal(ledger: _ledger.Ledger, journal: Path) -> Any:
+    """Rewrite the journal from committed ledger rows (the ledger is authoritative)."""
+    digest = hashlib.sha256()
+    with atomic_output(journal, replace=True) as handle:
+        for seq, prepared_json, result_json in ledger.rows("prepared_json, result_json", "result_json IS NOT NULL"):
+            line = _journal_line(seq, loads(prepared_json), result_json)
+            handle.write(line)
+            digest.update(line.encode("utf-8"))
+    return digest
+
+
+def _grade(
+    ledger: _ledger.Ledger,
+    journal: Path,
+    journal_digest: Any,
+    done: int,
+    count: int,
+    workers: int,
+    progress: Progress | None,
+) -> None:
+    _event(progress, "grading", done, count)
+    if done == count:
+        return
+    pending = ((seq, loads(text)) for seq, text in ledger.rows("prepared_json", "result_json IS NULL", done))
+    with ParallelGrader(workers) as grader, open(journal, "a", encoding="utf-8", newline="") as handle:
+        group: list[str] = []
+        started = time.monotonic()
+
+        def flush() -> None:
+            nonlocal done, started
+            if not group:
+                return
+            ledger.commit()  # commit before journal: the journal never runs ahead of the ledger
+            handle.write("".join(group))
+            handle.flush()
+            for line in group:
+                journal_digest.update(line.encode("utf-8"))
+            finished = len(group)
+            group.clear()
+            for _ in range(finished):
+                done += 1
+                _event(progress, "grading", done, count)
+            started = time.monotonic()
+
+        for seq, prepared, attempts in grader.results(pending):
+            result_json = canonical(prompt_result(prepared, attempts))
+            ledger.set_result(seq, result_json)
+            group.append(_journal_line(seq, prepared, result_json))
+            if len(group) >= COMMIT_PROMPTS or time.monotonic() - started >= COMMIT_SECONDS:
+                flush()
+        flush()
+        os.fsync(handle.fileno())
+
+
+def _publish(
+    ledger: _ledger.Ledger,
+    output: Path,
+    journal: Path,
+    software: dict[str, Any],
+    options: Options,
+    count: int,
+) -> tuple[str, int]:
+    counts: dict[str, int] = {}
+    cells: dict[tuple[int, str, int], metrics.CellAccumulator] = {}
+    for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result_json"):
+        result = loads(result_json)
+        for attempt in result["draws"][0]["attempts"]:
+            counts[attempt["status"]] = counts.get(attempt["status"], 0) + 1
+        accumulator = cells.setdefault((level, domain, k), metrics.CellAccumulator())
+        if result["accuracy"] is not None:
+            accumulator.add(result)
+        else:
+            accumulator.prompts += 1
+    healthy = not any(status in UNSCORABLE for status in counts)
+    threshold = options.min_defined_prompts
+    header = {
+        "schema": REPORT_SCHEMA,
+        "created_at": ledger.get("created_at"),
+        "records_sha256": ledger.get("records_sha256"),
+        "input_sha256": ledger.get("identity")["input_sha256"],
+        "software": software,
+        "run": ledger.get("run"),
+        "generation_metadata_status": ledger.get("generation_metadata_status"),
+        "run_sha256": ledger.get("run_sha256"),
+        "dataset": ledger.get("dataset"),
+        "evaluation": evaluation_block("completed" if healthy else "failed", counts, threshold),
+        "execution": {
+            "checkpoint_schema": CHECKPOINT_SCHEMA,
+            "identity_sha256": digest_json(ledger.get("identity")),
+            "history": ledger.get("history"),
+        },
+        "prompt_results": {
+            "format": RESULT_FORMAT,
+            "records": count,
+            "path": Path(os.path.relpath(journal, output.parent)).as_posix(),
+            "sha256": file_sha256(journal),
+        },
+    }
+    cell_texts = []
+    for (level, domain, k), accumulator in sorted(cells.items()):
+        cell = {"level": level, "domain": domain, "k": k, **accumulator.summary(threshold, healthy)}
+        cell["protocol_notes"] = protocol_notes(level, domain)
+        cell_texts.append(canonical(cell))
+    text = canonical(header)[:-1] + ',"cells":[' + ",".join(cell_texts) + "]}\n"
+    with atomic_output(output) as handle:
+        handle.write(text)
+    return header["evaluation"]["status"], len(cell_texts)

@@ -1,0 +1,281 @@
+"""One bounded verifier worker: spawn in its own session, deadlines, reply caps, reap, restart.
+
+The parent never evaluates model text itself. Each worker is a fresh interpreter that imports
+this very copy of ``modebench`` (installed or a plain source checkout alike), warms up, and then
+serves requests one at a time. Any timeout, protocol violation or crash kills the worker's whole
+process group; the next request transparently starts a new one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from modebench.diagnostics import (
+    MAX_REPLY_BYTES,
+    PARENT_DEADLINE_SECONDS,
+    STATUSES,
+    UNSCORABLE,
+    result,
+)
+
+#: Start-up (interpreter + SymPy import) is bounded separately from request deadlines.
+START_SECONDS = 60.0
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[1])
+_BOOTSTRAP = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "import runpy; runpy.run_module(sys.argv[2], run_name='__main__', alter_sys=True)"
+)
+
+
+class _WorkerError(Exception):
+    """Parent-side failure talking to a worker; becomes a worker_failure/timeout status."""
+
+    def __init__(self, status: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+def worker_command(module: str = "modebench.verifier_worker") -> list[str]:
+    """The command line of a worker: this interpreter, importing this copy of the package."""
+    return [sys.executable, "-c", _BOOTSTRAP, _PACKAGE_PARENT, module]
+
+
+def _validate_reply(reply: Any, operation: str) -> dict[str, Any]:
+    if not isinstance(reply, dict) or reply.get("status") not in STATUSES:
+        raise ValueError("invalid worker status")
+    status = reply["status"]
+    if not isinstance(reply.get("verified"), bool) or reply["verified"] != (status == "correct"):
+        raise ValueError("invalid worker verification flag")
+    key = reply.get("canonical_key")
+    if status == "correct" and operation != "reference":
+        if not isinstance(key, str) or not key:
+            raise ValueError("missing worker canonical key")
+    elif key is not None:
+        raise ValueError("unexpected worker canonical key")
+    if not isinstance(reply.get("graded_text"), str):
+        raise ValueError("invalid worker graded text")
+    return reply
+
+
+class BoundedWorker:
+    """A lazily started worker process with per-request deadlines and size caps."""
+
+    def __init__(
+        self,
+        *,
+        timeout_seconds: float = PARENT_DEADLINE_SECONDS,
+        module: str = "modebench.verifier_worker",
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        if (
+            isinstance(timeout_seconds, bool)
+            or not isinstance(timeout_seconds, (int, float))
+            or not math.isfinite(timeout_seconds)
+            or timeout_seconds <= 0
+        ):
+            raise ValueError("timeout_seconds must be positive and finite")
+        self.timeout_seconds = float(timeout_seconds)
+        self.module = module
+        self._env = dict(env) if env is not None else None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._owner_pid = os.getpid()
+        self._buffer = bytearray()
+        self._lock = threading.Lock()
+        self.starts = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def __enter__(self) -> BoundedWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the worker's process group (TERM, then KILL) and forget it."""
+        process, self._process = self._process, None
+        self._buffer.clear()
+        if process is None:
+            return
+        if self._owner_pid == os.getpid():
+            _stop(process)
+        for stream in (process.stdin, process.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+
+    def _ensure(self) -> subprocess.Popen[bytes]:
+        if self._owner_pid != os.getpid():
+            # Inherited across fork: drop the parent's pipes, never signal its worker.
+            self._process = None
+            self._buffer.clear()
+            self._owner_pid = os.getpid()
+        process = self._process
+        if process is not None and process.poll() is None:
+            return process
+        if process is not None:
+            # Found dead between requests: not this request's fault; start afresh.
+            self.close()
+        return self._start()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        env = dict(os.environ if self._env is None else self._env)
+        process = subprocess.Popen(
+            worker_command(self.module),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+            bufsize=0,
+            close_fds=True,
+        )
+        assert process.stdin is not None and process.stdout is not None
+        os.set_blocking(process.stdout.fileno(), False)
+        os.set_blocking(process.stdin.fileno(), False)
+        self._process = process
+        self.starts += 1
+        try:
+            line = self._read_line(time.monotonic() + START_SECONDS)
+            if json.loads(line) != {"ready": True}:
+                raise ValueError("unexpected greeting")
+        except (_WorkerError, ValueError) as exc:
+            self.close()
+            raise _WorkerError("worker_failure", f"worker start-up failed: {exc}") from None
+        return process
+
+    # -- I/O -----------------------------------------------------------------------------------
+    def _write(self, data: bytes, deadline: float) -> None:
+        process = self._process
+        assert process is not None and process.stdin is not None
+        fd = process.stdin.fileno()
+        view = memoryview(data)
+        while view:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _WorkerError("timeout", "parent request deadline exceeded")
+            _, writable, _ = select.select([], [fd], [], remaining)
+            if not writable:
+                continue
+            try:
+                sent = os.write(fd, view[:65536])
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                raise _WorkerError("worker_failure", f"{type(exc).__name__}: {exc}") from None
+            view = view[sent:]
+
+    def _read_line(self, deadline: float) -> bytes:
+        process = self._process
+        assert process is not None and process.stdout is not None
+        fd = process.stdout.fileno()
+        while True:
+            newline = self._buffer.find(b"\n")
+            if newline >= 0:
+                line = bytes(self._buffer[: newline + 1])
+                del self._buffer[: newline + 1]
+                if len(line) > MAX_REPLY_BYTES:
+                    raise _WorkerError("worker_failure", "worker reply byte limit exceeded")
+                return line
+            if len(self._buffer) > MAX_REPLY_BYTES:
+                raise _WorkerError("worker_failure", "worker reply byte limit exceeded")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _WorkerError("timeout", "parent request deadline exceeded")
+            readable, _, _ = select.select([fd], [], [], remaining)
+            if not readable:
+                continue
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                raise _WorkerError("worker_failure", "OSError: worker closed stdout")
+            self._buffer += chunk
+
+    def _read_reply(self, deadline: float, operation: str) -> dict[str, Any]:
+        line = self._read_line(deadline)
+        try:
+            return _validate_reply(json.loads(line), operation)
+        except ValueError as exc:
+            raise _WorkerError("worker_failure", f"ValueError: {exc}") from None
+
+    # -- requests ------------------------------------------------------------------------------
+    def request(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """Send one single-reply request (``grade`` or ``reference``); always returns a result."""
+        return self._exchange(dict(payload), 1)[0]
+
+    def grade_batch(self, level: Any, domain: Any, answer: Any, texts: Sequence[Any]) -> list[dict[str, Any]]:
+        """Grade several responses of one prompt; identical to grading them one by one.
+
+        Each text has its own deadline window. After an unscorable item the worker is replaced
+        and the remaining texts are resent, exactly as separate requests would have been.
+        """
+        results: list[dict[str, Any]] = []
+        while len(results) < len(texts):
+            rest = list(texts[len(results) :])
+            payload = {"operation": "batch", "level": level, "domain": domain, "answer": answer, "texts": rest}
+            results.extend(self._exchange(payload, len(rest)))
+        return results
+
+    def _exchange(self, payload: dict[str, Any], expected: int) -> list[dict[str, Any]]:
+        operation = str(payload.get("operation"))
+        with self._lock:
+            replies: list[dict[str, Any]] = []
+            try:
+                data = json.dumps(payload, allow_nan=False).encode("ascii") + b"\n"
+            except (TypeError, ValueError):
+                return [result("invalid_reference", detail="request is not finite JSON")]
+            try:
+                self._ensure()
+            except _WorkerError as exc:
+                # A worker that cannot start fails every item of this request alike.
+                return [result(exc.status, detail=exc.detail) for _ in range(expected)]
+            try:
+                deadline = time.monotonic() + self.timeout_seconds
+                self._write(data, deadline)
+                while len(replies) < expected:
+                    reply = self._read_reply(deadline, operation)
+                    replies.append(reply)
+                    deadline = time.monotonic() + self.timeout_seconds
+                    if reply["status"] in UNSCORABLE and reply["status"] != "invalid_reference":
+                        self.close()  # the worker exits by itself; reap it now
+                        break
+            except _WorkerError as exc:
+                self.close()
+                replies.append(result(exc.status, detail=exc.detail))
+            except BaseException:
+                self.close()  # KeyboardInterrupt and friends: never leave a worker behind
+                raise
+            return replies
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, 0.5), (signal.SIGKILL, 0.5)):
+        try:
+            os.killpg(process.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            process.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+__all__ = ["BoundedWorker", "START_SECONDS", "worker_command"]
