@@ -116,10 +116,8 @@ def _inject(kind: str) -> None:
         sys.stdout.buffer.write(b'{"status": "' + b"x" * 300_000 + b'"}\n')
         sys.stdout.buffer.flush()
         time.sleep(3600)
-    if kind == "memory":
-        hog = []
-        while True:
-            hog.append(bytearray(64 * 1024 * 1024))
+    if kind == "memory":  # one allocation beyond the address-space cap
+        bytearray(WORKER_MEMORY_BYTES)
     raise RuntimeError(f"unknown fault {kind}")
 
 

@@ -1,0 +1,21 @@
+"""Countdown: combine every given number once with + - * / and parentheses to hit the target."""
+
+from __future__ import annotations
+
+from modebench.domains._protocol import DomainPlugin
+from modebench.domains.countdown import prompt
+from modebench.domains.countdown.generate import generate
+from modebench.domains.countdown.grade import grade
+from modebench.domains.countdown.reference import validate_reference
+
+PLUGIN = DomainPlugin(
+    name="countdown",
+    verifiers=("countdown",),
+    deadline_seconds=2.0,
+    validate_reference=validate_reference,
+    grade=grade,
+    prompt=prompt.template,
+    generate=generate,
+)
+
+__all__ = ["PLUGIN"]

@@ -1,0 +1,43 @@
+"""Countdown reference validation (spec §1.1 step 8) into an immutable parsed reference.
+
+The shared pipeline has already decoded the answer object and checked ``answer.verifier``; this
+module applies only the Countdown-specific rules, in the spec's order, first failure wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from modebench.domains._protocol import InvalidReference
+
+
+@dataclass(frozen=True)
+class CountdownRef:
+    """A validated Countdown task. Cached and shared, hence frozen and tuple-valued."""
+
+    numbers: tuple[int, ...]
+    target: int
+    #: ``numbers`` sorted once here so the per-response multiset check is one tuple comparison.
+    sorted_numbers: tuple[int, ...]
+
+
+def _is_json_integer(value: Any) -> bool:
+    # bool is an int subclass in Python but a distinct JSON type; floats (even 3.0) are rejected.
+    return type(value) is int
+
+
+def validate_reference(level: int, answer: dict[str, Any]) -> CountdownRef:
+    """Check ``numbers`` (non-empty list), then ``target``, then every element of ``numbers``."""
+    numbers = answer.get("numbers")
+    if not isinstance(numbers, list) or not numbers:
+        raise InvalidReference("answer.numbers must be a nonempty list of integers")
+    target = answer.get("target")
+    if not _is_json_integer(target):
+        raise InvalidReference("answer.target must contain integers")
+    if not all(_is_json_integer(number) for number in numbers):
+        raise InvalidReference("answer.numbers must contain integers")
+    return CountdownRef(numbers=tuple(numbers), target=target, sorted_numbers=tuple(sorted(numbers)))
+
+
+__all__ = ["CountdownRef", "validate_reference"]

@@ -1,0 +1,166 @@
+"""The isolation boundary: faults, deadlines, caps, restart, batching, no orphans."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from modebench.diagnostics import MAX_RESPONSE_CHARS
+from modebench.verifier import close_worker, grade_response
+from modebench.verifier_worker import FAULT_ENV, FAULT_TEXT
+from modebench.worker_process import BoundedWorker
+from tests.samples import all_domains, sample_row
+
+DOMAINS = all_domains()
+
+
+def worker_with(fault: str | None = None, timeout: float = 5.0) -> BoundedWorker:
+    env = dict(os.environ)
+    env.pop(FAULT_ENV, None)
+    if fault is not None:
+        env[FAULT_ENV] = fault
+    return BoundedWorker(timeout_seconds=timeout, env=env)
+
+
+def grade_request(domain: str, text: Any) -> dict[str, Any]:
+    return {"operation": "grade", "level": 1, "domain": domain, "answer": sample_row(domain)["answer"], "text": text}
+
+
+FAULTS = [
+    ("exit", "worker_failure", "OSError: worker closed stdout"),
+    ("slow", "timeout", "worker execution deadline exceeded"),
+    ("hang", "timeout", "parent request deadline exceeded"),
+    ("garbage", "worker_failure", "ValueError"),
+    ("oversize", "worker_failure", "worker reply byte limit exceeded"),
+    ("memory", "resource_limit", "worker memory limit exceeded"),
+    ("startup", "worker_failure", "worker start-up failed"),
+]
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+@pytest.mark.parametrize(("fault", "status", "detail"), FAULTS, ids=[f[0] for f in FAULTS])
+def test_fault_ends_in_status_and_pool_recovers(domain: str, fault: str, status: str, detail: str) -> None:
+    with worker_with(fault, timeout=3.0) as worker:
+        started = time.monotonic()
+        reply = worker.request(grade_request(domain, FAULT_TEXT))
+        assert reply["status"] == status, reply
+        assert detail in (reply["detail"] or "")
+        assert reply["graded_text"] == "" and reply["canonical_key"] is None and reply["verified"] is False
+        assert time.monotonic() - started < 6.0
+        assert worker._process is None  # the failed worker was reaped
+    with worker_with(None) as healthy:
+        reply = healthy.request(grade_request(domain, "not a solution"))
+        assert reply["status"] in ("malformed", "incorrect"), reply
+
+
+def test_worker_is_replaced_after_failure() -> None:
+    with worker_with("exit") as worker:
+        first = worker.request(grade_request("countdown", FAULT_TEXT))
+        assert first["status"] == "worker_failure"
+        second = worker.request(grade_request("countdown", "not a solution"))
+        assert second["status"] == "malformed"
+        assert worker.starts == 2
+
+
+def test_batch_equals_one_by_one_and_recovers_mid_batch() -> None:
+    domain = "countdown"
+    row = sample_row(domain)
+    texts = ["x", FAULT_TEXT, "1+1", "not a solution", FAULT_TEXT, ""]
+    with worker_with("exit") as worker:
+        batch = worker.grade_batch(1, domain, row["answer"], texts)
+        single = [worker.request(grade_request(domain, text)) for text in texts]
+    assert [r["status"] for r in batch] == [r["status"] for r in single]
+    assert batch[1]["status"] == "worker_failure" and batch[2]["status"] != "worker_failure"
+
+
+def test_timeout_argument_is_validated() -> None:
+    for wrong in (0, -1, float("inf"), float("nan"), True, "5"):
+        with pytest.raises(ValueError, match="timeout_seconds must be positive and finite"):
+            BoundedWorker(timeout_seconds=wrong)  # type: ignore[arg-type]
+
+
+HOSTILE = [
+    "(" * 50_000 + "1" + ")" * 50_000,
+    "\\boxed{" + "(" * 5000 + "1" + ")" * 5000 + "}",
+    "\\boxed{" + "9" * 100_000 + "}",
+    "\\boxed{" + "9**9**9**9" + "}",
+    "\\boxed{" + "{" * 60_000 + "}",
+    "é" * MAX_RESPONSE_CHARS,
+    "\U0001f600" * 90_000,
+    "\\" * MAX_RESPONSE_CHARS,
+    "\x00\udc80 lone surrogate",
+]
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_hostile_responses_end_in_structured_status(domain: str) -> None:
+    row = sample_row(domain)
+    try:
+        for text in HOSTILE + ["x" * (1024 * 1024)]:
+            started = time.monotonic()
+            reply = grade_response(1, domain, row, text)
+            assert reply["status"] in (
+                "correct", "incorrect", "malformed", "timeout", "worker_failure", "resource_limit"
+            ), reply
+            assert set(reply) >= {"status", "verified", "canonical_key", "graded_text", "detail"}
+            assert time.monotonic() - started < 7.0
+        assert grade_response(1, domain, row, "not a solution")["status"] in ("malformed", "incorrect")
+    finally:
+        close_worker()
+
+
+def test_bad_python_objects_never_crash() -> None:
+    row = sample_row("countdown")
+    odd: list[Any] = [None, 3, b"bytes", ["list"], {"a": 1}, float("nan"), object()]
+    for value in odd:
+        reply = grade_response(1, "countdown", row, value)
+        assert reply["status"] in ("malformed", "invalid_reference"), reply
+    for bad_row in (None, 3, {}, {"answer": object()}, {"answer": float("inf")}, {"answer": "{"}):
+        assert grade_response(1, "countdown", bad_row, "1")["status"] == "invalid_reference"
+    for level in (0, 6, True, 1.0, "L1", " 1", None):
+        assert grade_response(level, "countdown", row, "1")["status"] == "invalid_reference"
+    assert grade_response(1, "chess", row, "1")["status"] == "invalid_reference"
+    close_worker()
+
+
+def test_no_orphan_worker_after_parent_sigkill(tmp_path: Path) -> None:
+    src = Path(__file__).resolve().parents[1] / "src"
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        sys.path.insert(0, {str(src)!r})
+        from modebench.worker_process import BoundedWorker
+        worker = BoundedWorker()
+        reply = worker.request({{"operation": "grade", "level": 1, "domain": "countdown",
+                                 "answer": {{"verifier": "countdown", "numbers": [1, 2], "target": 3}},
+                                 "text": "1+2"}})
+        print(worker._process.pid, flush=True)
+        time.sleep(60)
+        """
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    worker_pid = int(parent.stdout.readline())
+    os.kill(worker_pid, 0)  # alive while the parent lives
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(worker_pid, 0)
+        except ProcessLookupError:
+            return
+        # A zombie reaped by init also counts as gone; check /proc state.
+        stat = Path(f"/proc/{worker_pid}/stat")
+        if stat.exists() and ") Z " in stat.read_text():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"worker {worker_pid} survived its parent")
