@@ -68,7 +68,7 @@ def test_rows_are_deterministic_schema_true_and_graded_correct(level: int) -> No
     for row in rows:
         assert list(row) == COLUMNS + EXTRA.get(level, [])
         answer = loads(row["answer"])
-        assert row["answer"] == json.dumps(answer, sort_keys=True, separators=(",", ":"))
+        assert row["answer"] == json.dumps(answer, sort_keys=True)
         numbers, target = answer["numbers"], answer["target"]
         assert row["problem"] == PROBLEM.format(numbers=numbers, target=target)
         assert "\n" not in row["problem"] and row["problem"].endswith("inside \\boxed{}.")
