@@ -84,6 +84,9 @@ class DomainPlugin:
     prompt: Callable[[int, str], PromptTemplate]
     #: ``(level, rng) -> row`` deterministic task generator, or None while not available.
     generate: Callable[[int, random.Random], dict[str, Any]] | None = None
+    #: ``(level, answer_object) -> responses``: correct responses in pairwise distinct modes (at
+    #: least two for a multi-mode task), used by the walkthrough and the plug-in contract tests.
+    witnesses: Callable[[int, dict[str, Any]], list[str]] | None = None
 
 
 __all__ = ["Correct", "DomainPlugin", "Incorrect", "InvalidReference", "Malformed", "PromptTemplate"]

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from modebench.domains._protocol import DomainPlugin
 from modebench.domains.countdown import prompt
 from modebench.domains.countdown.generate import generate
 from modebench.domains.countdown.grade import grade
+from modebench.domains.countdown.modes import modes
 from modebench.domains.countdown.reference import validate_reference
+
+def witnesses(level: int, answer: dict[str, Any]) -> list[str]:
+    """One fully parenthesised expression per mode of the task, in key order."""
+    return list(modes(tuple(answer["numbers"]), answer["target"]).values())
+
 
 PLUGIN = DomainPlugin(
     name="countdown",
@@ -16,6 +24,7 @@ PLUGIN = DomainPlugin(
     grade=grade,
     prompt=prompt.template,
     generate=generate,
+    witnesses=witnesses,
 )
 
 __all__ = ["PLUGIN"]
