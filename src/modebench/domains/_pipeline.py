@@ -64,20 +64,27 @@ class ReferenceCache:
     def __init__(self, capacity: int = 4096) -> None:
         self._entries: OrderedDict[tuple[int, str, str], tuple[dict[str, Any], Any]] = OrderedDict()
         self._capacity = capacity
+        self._last: tuple[Any, int, str, tuple[dict[str, Any], Any]] | None = None
 
     def get(self, level: int, found: DomainPlugin, answer: Any) -> tuple[dict[str, Any], Any]:
         """Return ``(decoded answer object, parsed reference)`` or raise ReferenceProblem."""
+        # A batch grades many texts against the very same decoded answer object: skip re-encoding
+        # it. Holding the object keeps its id from being reused while it is remembered.
+        last = self._last
+        if last is not None and last[0] is answer and last[1] == level and last[2] == found.name:
+            return last[3]
         encoded = json.dumps(answer)
         key = (level, found.name, encoded)
         hit = self._entries.get(key)
         if hit is not None:
             self._entries.move_to_end(key)
-            return hit
-        entry = _validate(level, found, answer, encoded)
-        self._entries[key] = entry
-        if len(self._entries) > self._capacity:
-            self._entries.popitem(last=False)
-        return entry
+        else:
+            hit = _validate(level, found, answer, encoded)
+            self._entries[key] = hit
+            if len(self._entries) > self._capacity:
+                self._entries.popitem(last=False)
+        self._last = (answer, level, found.name, hit)
+        return hit
 
 
 def _validate(level: int, found: DomainPlugin, answer: Any, encoded: str) -> tuple[dict[str, Any], Any]:
