@@ -6,11 +6,14 @@ Levels 2–5 grade an ``id=grams`` allocation. The mode is the set of ingredient
 
 from __future__ import annotations
 
+from typing import Any
+
 from modebench.domains._protocol import Correct, DomainPlugin
 from modebench.domains.pantry_plan import prompt
 from modebench.domains.pantry_plan.check import grade_allocation, grade_mask
 from modebench.domains.pantry_plan.generate import generate
 from modebench.domains.pantry_plan.parse import candidate, parse_allocation
+from modebench.domains.pantry_plan.modes import feasible_supports
 from modebench.domains.pantry_plan.reference import PantryRef, validate_reference
 
 
@@ -21,6 +24,19 @@ def grade(level: int, ref: PantryRef, text: str) -> Correct:
     return grade_allocation(ref, parse_allocation(candidate(text)))
 
 
+def witnesses(level: int, answer: dict[str, Any]) -> list[str]:
+    """One response per certified support: a six-bit mask at Level 1, else ``id=grams`` pairs."""
+    ref = validate_reference(level, answer)
+    found = []
+    for rows, point in feasible_supports(ref):
+        if level == 1:
+            chosen = {row.id for row in rows}
+            found.append("".join("1" if row.id in chosen else "0" for row in ref.rows))
+        else:
+            found.append(";".join(f"{row.id}={grams}" for row, grams in zip(rows, point)))
+    return found
+
+
 PLUGIN = DomainPlugin(
     name="pantry_plan",
     verifiers=("pantry_plan",),
@@ -29,6 +45,7 @@ PLUGIN = DomainPlugin(
     grade=grade,
     prompt=prompt.template,
     generate=generate,
+    witnesses=witnesses,
 )
 
 __all__ = ["PLUGIN", "grade"]

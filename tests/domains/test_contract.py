@@ -1,0 +1,46 @@
+"""One contract every domain plug-in must honour (generated rows, witnesses, hostile input)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from modebench.contracts import DOMAINS
+from modebench.domains import plugin
+from modebench.domains._pipeline import grade_in_process
+from modebench.prompts import make_messages
+
+LEVELS = (1, 2, 3, 4, 5)
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_plugin_identity(domain: str) -> None:
+    found = plugin(domain)
+    assert found.name == domain
+    assert found.verifiers and found.deadline_seconds in (0.25, 2.0)
+    assert found.generate is not None and found.witnesses is not None
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_generated_rows_validate_and_witnesses_grade_correct(domain: str, level: int) -> None:
+    found = plugin(domain)
+    assert found.generate is not None and found.witnesses is not None
+    row = found.generate(level, random.Random(11))
+    assert row == found.generate(level, random.Random(11))  # same seed, same row
+    assert isinstance(row["answer"], str)
+    answer = json.loads(row["answer"])
+    messages = make_messages(level, domain, row)
+    assert messages[1]["content"]
+    responses = found.witnesses(level, answer)
+    assert len(responses) == row["answer_mode_count"] >= 2
+    keys = set()
+    for text in responses[:12]:
+        result = grade_in_process(level, domain, row, text)
+        assert result["status"] == "correct", (text, result)
+        keys.add(result["canonical_key"])
+    assert len(keys) == min(12, len(responses))  # witnesses are pairwise distinct modes
+    for hostile in ("", "not a solution", "\\boxed{", "\\boxed{" + "(" * 300 + "}", "\x00"):
+        assert grade_in_process(level, domain, row, hostile)["status"] in ("malformed", "incorrect")
