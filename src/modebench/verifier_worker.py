@@ -44,6 +44,35 @@ FAULT_ENV = "MODEBENCH_WORKER_FAULT"
 FAULT_TEXT = "\x00modebench-fault\x00"
 
 
+class _ResultCache:
+    """Scorable results of (task, response) pairs: RL logs repeat the same answers many times.
+
+    Grading is pure, so a remembered verdict is the verdict; only short responses are kept and
+    the cache is bounded, so worker memory stays flat.
+    """
+
+    MAX_ENTRIES = 100_000
+    MAX_TEXT = 2048
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[tuple[str, str, str], str], dict[str, Any]] = {}
+
+    def get(self, task: tuple[str, str, str], text: Any) -> dict[str, Any] | None:
+        if not isinstance(text, str) or len(text) > self.MAX_TEXT:
+            return None
+        return self._entries.get((task, text))
+
+    def put(self, task: tuple[str, str, str], text: Any, reply: dict[str, Any]) -> None:
+        if not isinstance(text, str) or len(text) > self.MAX_TEXT or reply["status"] in UNSCORABLE:
+            return
+        if len(self._entries) >= self.MAX_ENTRIES:
+            self._entries.clear()  # cheap and bounded; a cold cache only costs speed
+        self._entries[(task, text)] = reply
+
+
+_RESULTS = _ResultCache()
+
+
 class Deadline(BaseException):
     """Raised by SIGALRM; a BaseException so no domain ``except Exception`` can swallow it."""
 
@@ -137,8 +166,12 @@ def handle(request: dict[str, Any]) -> list[dict[str, Any]]:
             reply = result("worker_failure", detail="invalid worker request")
             _send(reply)
             return [reply]
+        level, domain, answer = request.get("level"), request.get("domain"), request.get("answer")
+        task = (json.dumps(level), json.dumps(domain), json.dumps(answer))
         for text in texts:
-            reply = _guarded(seconds, _grade, request.get("level"), request.get("domain"), request.get("answer"), text)
+            remembered = _RESULTS.get(task, text)
+            reply = remembered if remembered is not None else _guarded(seconds, _grade, level, domain, answer, text)
+            _RESULTS.put(task, text, reply)
             _send(reply)
             replies.append(reply)
             if reply["status"] in UNSCORABLE and reply["status"] != "invalid_reference":

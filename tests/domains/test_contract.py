@@ -35,7 +35,8 @@ def test_generated_rows_validate_and_witnesses_grade_correct(domain: str, level:
     messages = make_messages(level, domain, row)
     assert messages[1]["content"]
     responses = found.witnesses(level, answer)
-    assert len(responses) == row["answer_mode_count"] >= 2
+    # Every mode, or (where modes are many) a prefix of them: at least two, never more than exist.
+    assert 2 <= len(responses) <= row["answer_mode_count"]
     keys = set()
     for text in responses[:12]:
         result = grade_in_process(level, domain, row, text)

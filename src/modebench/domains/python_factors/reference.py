@@ -1,0 +1,62 @@
+"""Reference (``answer``) validation for python_factors (spec §4.2) and the divisor arithmetic
+shared with the task generator (§11.1).
+
+The parsed reference is cached and shared between requests, so it is a frozen dataclass holding
+only tuples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from modebench.domains._protocol import InvalidReference
+
+VERIFIER = "python_factor_function"
+PYTHON_VERSION = "factor-v1"
+MIN_CASES, MAX_CASES = 2, 8
+MIN_INPUT, MAX_INPUT = 4, 1000
+
+
+@dataclass(frozen=True)
+class FactorReference:
+    """The validated inputs, in reference order (the canonical key follows this order)."""
+
+    cases: tuple[int, ...]
+
+
+@cache
+def proper_divisors(value: int) -> tuple[int, ...]:
+    """Divisors of ``value`` strictly between 1 and ``value``, ascending (empty for primes / < 4)."""
+    return tuple(d for d in range(2, value) if value % d == 0)
+
+
+def mode_count(cases: tuple[int, ...] | list[int]) -> int:
+    """Exact number of valid output vectors: the product of the per-case divisor counts."""
+    total = 1
+    for value in cases:
+        total *= len(proper_divisors(value))
+    return total
+
+
+def validate_reference(level: int, answer: dict[str, Any]) -> FactorReference:
+    """Apply the domain checks of spec §4.2 in order; the level does not matter for this domain."""
+    del level
+    if answer.get("verifier") != VERIFIER:
+        raise InvalidReference("wrong Python ModeBench verifier")
+    if answer.get("python_version") != PYTHON_VERSION:
+        raise InvalidReference("unsupported Python ModeBench version")
+    cases = answer.get("cases")
+    if not isinstance(cases, list) or not MIN_CASES <= len(cases) <= MAX_CASES:
+        raise InvalidReference("cases must contain between two and eight inputs")
+    # JSON true/false decode to bool, a subclass of int: reject them explicitly; 10.0 is a float.
+    if not all(isinstance(value, int) and not isinstance(value, bool) for value in cases):
+        raise InvalidReference("case inputs must be integers")
+    if len(set(cases)) != len(cases):
+        raise InvalidReference("case inputs must be unique")
+    if not all(MIN_INPUT <= value <= MAX_INPUT for value in cases):
+        raise InvalidReference("case inputs are outside the bounded domain")
+    if mode_count(cases) < 2:
+        raise InvalidReference("task does not have multiple valid modes")
+    return FactorReference(cases=tuple(cases))
