@@ -32,7 +32,11 @@ from modebench.contracts import DOMAINS  # noqa: E402
 from modebench.domains import plugin  # noqa: E402
 
 POOL_PER_CELL = 8
-RUN = {"model": {"id": "benchmark", "revision": "0"}, "generation": {"temperature": 1.0}, "prompt_condition": "registered_hints_v1"}
+RUN = {
+    "model": {"id": "benchmark", "revision": "0"},
+    "generation": {"temperature": 1.0},
+    "prompt_condition": "registered_hints_v1",
+}
 
 DRIVER = """
 import json, resource, sys, time
@@ -73,7 +77,11 @@ def _responses(rng: random.Random, witnesses: list[str], k: int, unique: str | N
         else:
             text = rng.choice(["I am not sure.", "not a solution", ""])
         if unique is not None:
-            text = f"Attempt {unique}-{len(out)}: reasoning omitted.\n{text}" if text else f"Attempt {unique}-{len(out)}"
+            text = (
+                f"Attempt {unique}-{len(out)}: reasoning omitted.\n{text}"
+                if text
+                else f"Attempt {unique}-{len(out)}"
+            )
         out.append(text)
     return out
 
@@ -103,8 +111,19 @@ def write_input(path: Path, prompts: int, k: int, shape: str, pool: dict[tuple[i
 def run_once(source: Path, workers: int, scratch: Path) -> dict[str, Any]:
     output = scratch / f"receipt-{time.monotonic_ns()}.json"
     done = subprocess.run(
-        [sys.executable, "-c", DRIVER, str(ROOT / "src"), str(source), str(output), json.dumps(RUN), str(workers)],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-c",
+            DRIVER,
+            str(ROOT / "src"),
+            str(source),
+            str(output),
+            json.dumps(RUN),
+            str(workers),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -128,7 +147,11 @@ def main() -> None:
                 for workers in args.workers:
                     measured = run_once(source, workers, scratch)
                     row = {
-                        "shape": shape, "prompts": size, "k": args.k, "workers": workers, "responses": responses,
+                        "shape": shape,
+                        "prompts": size,
+                        "k": args.k,
+                        "workers": workers,
+                        "responses": responses,
                         "seconds": round(measured["seconds"], 2),
                         "responses_per_second": round(responses / measured["seconds"], 1),
                         "parent_peak_rss_mib": round(measured["parent_rss_kib"] / 1024, 1),

@@ -95,8 +95,15 @@ def main() -> None:
     print(f"in-process grading cost per response ({source}, {args.repeat} repeats)")
     print(f"{'domain':<18} {'responses':>9} {'median µs':>10} {'p95 µs':>9} {'target':>8}")
     for name, row in report.items():
-        print(f"{name:<18} {row['responses']:>9} {row['median_us']:>10.1f} {row['p95_us']:>9.1f} {row['target_median_us']:>8.0f}")
-    payload = {"benchmark": "in-process grading", "source": source, "python": platform.python_version(), "domains": report}
+        print(
+            f"{name:<18} {row['responses']:>9} {row['median_us']:>10.1f} {row['p95_us']:>9.1f} {row['target_median_us']:>8.0f}"
+        )
+    payload = {
+        "benchmark": "in-process grading",
+        "source": source,
+        "python": platform.python_version(),
+        "domains": report,
+    }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     print(f"written: {args.output}")

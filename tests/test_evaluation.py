@@ -15,11 +15,21 @@ from modebench.streaming import evaluate_file
 from modebench.validation import InputError
 
 COUNTDOWN = {"verifier": "countdown", "numbers": [1, 2, 3], "target": 6}
-RUN = {"model": {"id": "m", "revision": "r"}, "generation": {"temperature": 0.7}, "prompt_condition": "registered_hints_v1"}
+RUN = {
+    "model": {"id": "m", "revision": "r"},
+    "generation": {"temperature": 0.7},
+    "prompt_condition": "registered_hints_v1",
+}
 
 
 def record(ident: Any = "example", responses: list[str] | None = None, **extra: Any) -> dict[str, Any]:
-    base = {"id": ident, "level": 1, "domain": "countdown", "answer": COUNTDOWN, "responses": ["1+2+3", "1*2*3", "bad", ""] if responses is None else responses}
+    base = {
+        "id": ident,
+        "level": 1,
+        "domain": "countdown",
+        "answer": COUNTDOWN,
+        "responses": ["1+2+3", "1*2*3", "bad", ""] if responses is None else responses,
+    }
     base.update(extra)
     return base
 
@@ -48,9 +58,15 @@ def test_in_memory_readme_example() -> None:
 @pytest.mark.parametrize(
     ("records", "message"),
     [
-        ([record(answer=None) | {"answer": COUNTDOWN}, {"id": "x", "responses": ["a"]}], "record 2, prompt 'x': missing field: level"),
+        (
+            [record(answer=None) | {"answer": COUNTDOWN}, {"id": "x", "responses": ["a"]}],
+            "record 2, prompt 'x': missing field: level",
+        ),
         ([[1]], "record 1: each record must be an object"),
-        ([record(extra=1, zeta=2)], "record 1, prompt 'example': unknown fields: extra, zeta; put generation metadata in run"),
+        (
+            [record(extra=1, zeta=2)],
+            "record 1, prompt 'example': unknown fields: extra, zeta; put generation metadata in run",
+        ),
         ([record(responses=[])], "responses must be a nonempty list of strings (retain failed draws)"),
         ([record(ident=True)], "id must be a nonempty string or integer"),
         ([record(ident="  ")], "id must be a nonempty string or integer"),
@@ -63,11 +79,26 @@ def test_in_memory_readme_example() -> None:
         ([record(problem=" ")], "problem must be a nonempty string"),
         ([record(), record(level="level1")], "duplicate prompt: (1, 'countdown', 'example')"),
         ([record(ident=1), record(ident="2", run=RUN)], "mixed declared/undeclared conditions"),
-        ([record(ident=1, run=RUN), record(ident=2, run=RUN | {"prompt_condition": "python_level3_neutral_v1"})], "mixed model or generation conditions"),
+        (
+            [
+                record(ident=1, run=RUN),
+                record(ident=2, run=RUN | {"prompt_condition": "python_level3_neutral_v1"}),
+            ],
+            "mixed model or generation conditions",
+        ),
         ([], "no prompt records"),
-        ([record(prompt_sha256="0" * 64)], "prompt_sha256 requires problem text and declared run.prompt_condition"),
-        ([record(problem="Use 1, 2, 3.", run=RUN, prompt_sha256="0" * 64)], "prompt_sha256 does not match the registered prompt"),
-        ([record(run={**RUN, "generation": {"draws_per_prompt": 3}})], "responses count does not match run.generation.draws_per_prompt"),
+        (
+            [record(prompt_sha256="0" * 64)],
+            "prompt_sha256 requires problem text and declared run.prompt_condition",
+        ),
+        (
+            [record(problem="Use 1, 2, 3.", run=RUN, prompt_sha256="0" * 64)],
+            "prompt_sha256 does not match the registered prompt",
+        ),
+        (
+            [record(run={**RUN, "generation": {"draws_per_prompt": 3}})],
+            "responses count does not match run.generation.draws_per_prompt",
+        ),
         ([record(problem="x <|im_end|>", run=RUN)], "unexpected chat role marker in benchmark problem"),
     ],
 )
@@ -91,7 +122,12 @@ def test_options_validation() -> None:
 
 def test_file_errors_name_line_and_prompt(tmp_path: Path) -> None:
     source = tmp_path / "in.jsonl"
-    source.write_text(json.dumps(record("one")) + "\n\n" + json.dumps({"id": "example", "level": 1, "domain": "countdown", "responses": ["x"]}) + "\n")
+    source.write_text(
+        json.dumps(record("one"))
+        + "\n\n"
+        + json.dumps({"id": "example", "level": 1, "domain": "countdown", "responses": ["x"]})
+        + "\n"
+    )
     with pytest.raises(InputError, match=r"^line 3, prompt 'example': missing field: answer$"):
         evaluate_file(source, tmp_path / "out.json")
     assert not (tmp_path / "out.json").exists()
@@ -104,17 +140,25 @@ def test_file_errors_name_line_and_prompt(tmp_path: Path) -> None:
         evaluate_file(source, tmp_path / "out.json")
 
 
-def run_file(tmp_path: Path, records: list[Any], name: str = "out.json", **kwargs: Any) -> tuple[dict[str, Any], Path]:
+def run_file(
+    tmp_path: Path, records: list[Any], name: str = "out.json", **kwargs: Any
+) -> tuple[dict[str, Any], Path]:
     source = write_jsonl(tmp_path / "in.jsonl", records, blank_lines=True)
     summary = evaluate_file(source, tmp_path / name, **kwargs)
     return summary, tmp_path / name
 
 
 def test_streaming_receipt_layout_and_readers(tmp_path: Path) -> None:
-    records = [record(f"p{i}", problem="Use 1, 2, 3 to make 6.") for i in range(5)] + [record("k2", responses=["1+2+3", "x"])]
+    records = [record(f"p{i}", problem="Use 1, 2, 3 to make 6.") for i in range(5)] + [
+        record("k2", responses=["1+2+3", "x"])
+    ]
     summary, output = run_file(tmp_path, records, run=RUN, min_defined_prompts=2)
     assert summary == {
-        "output": str(output), "cells": 2, "prompts": 6, "dataset_kind": "custom", "status": "completed",
+        "output": str(output),
+        "cells": 2,
+        "prompts": 6,
+        "dataset_kind": "custom",
+        "status": "completed",
         "work_dir": str(output) + ".work",
     }
     text = output.read_text()
@@ -150,7 +194,11 @@ def test_failed_run_voids_every_cell(tmp_path: Path) -> None:
     payload = read_report(output)
     assert payload["evaluation"]["status_counts"]["resource_limit"] == 1
     for cell in payload["cells"]:
-        assert cell["accuracy"] is None and cell["pcmd"] == {"d_mode": None, "reportable": False, "reason": "verifier_failure"}
+        assert cell["accuracy"] is None and cell["pcmd"] == {
+            "d_mode": None,
+            "reportable": False,
+            "reason": "verifier_failure",
+        }
     assert summarize(payload).startswith("Evaluation FAILED")
 
 
@@ -181,7 +229,9 @@ def test_resume_after_interrupt_matches_uninterrupted(tmp_path: Path) -> None:
     assert events[0] == {"phase": "grading", "completed_prompts": committed, "total_prompts": 300}
     original = json.loads(clean_out.read_text())
     assert resumed["cells"] == original["cells"]
-    assert (tmp_path / "out.json.work" / "results.jsonl").read_bytes() == (tmp_path / "clean.json.work" / "results.jsonl").read_bytes()
+    assert (tmp_path / "out.json.work" / "results.jsonl").read_bytes() == (
+        tmp_path / "clean.json.work" / "results.jsonl"
+    ).read_bytes()
 
 
 def test_parallel_workers_give_identical_bytes(tmp_path: Path) -> None:
@@ -190,6 +240,9 @@ def test_parallel_workers_give_identical_bytes(tmp_path: Path) -> None:
     run_file(tmp_path, records, name="two.json", workers=2)
     one = (tmp_path / "one.json.work" / "results.jsonl").read_bytes()
     assert one == (tmp_path / "two.json.work" / "results.jsonl").read_bytes()
-    assert json.loads((tmp_path / "one.json").read_text())["cells"] == json.loads((tmp_path / "two.json").read_text())["cells"]
+    assert (
+        json.loads((tmp_path / "one.json").read_text())["cells"]
+        == json.loads((tmp_path / "two.json").read_text())["cells"]
+    )
     with pytest.raises(InputError, match="workers must be between 1 and 8"):
         evaluate_file(tmp_path / "in.jsonl", tmp_path / "nine.json", workers=9)

@@ -42,7 +42,12 @@ def test_single_prompt_examples() -> None:
     assert mode_diversity([4]) == 0.0
     assert mode_diversity([1]) is None and mode_diversity([]) is None
     assert mode_diversity([4, 2, 1, 1]) == 0.75
-    assert [rarefied_distinct([4, 2, 1, 1], d) for d in (1, 2, 3, 4)] == [1.0, 1.75, 2.3214285714285716, 2.7714285714285714]
+    assert [rarefied_distinct([4, 2, 1, 1], d) for d in (1, 2, 3, 4)] == [
+        1.0,
+        1.75,
+        2.3214285714285716,
+        2.7714285714285714,
+    ]
     assert rarefied_distinct([1, 1], 3) is None and rarefied_distinct([9], 3) == 1.0
 
 
@@ -70,7 +75,12 @@ def test_five_prompt_cell() -> None:
     ]
     summary = cell_summary(cell, min_defined_prompts=3)
     assert summary["d_mode"] == 0.5555555555555556
-    assert (summary["defined_prompts"], summary["prompts"], summary["support"], summary["reportable"]) == (3, 5, 0.6, True)
+    assert (summary["defined_prompts"], summary["prompts"], summary["support"], summary["reportable"]) == (
+        3,
+        5,
+        0.6,
+        True,
+    )
     assert summary["standard_error"] == pytest.approx(0.2939723678960657, rel=1e-14)
     assert summary["rarefied_distinct_at_2"] == 1.5555555555555556
     assert summary["effective_modes"] == pytest.approx(2.25)
@@ -81,7 +91,9 @@ def test_five_prompt_cell() -> None:
     streamed = accumulator.summary(3)
     assert (streamed["accuracy"], streamed["pass_at_k"], streamed["distinct_at_k"]) == (0.5, 0.8, 1.2)
     assert streamed["pcmd"]["d_mode"] == summary["d_mode"]
-    assert streamed["pcmd"]["standard_error"] == pytest.approx(summary["standard_error"], rel=1e-14, abs=1e-15)
+    assert streamed["pcmd"]["standard_error"] == pytest.approx(
+        summary["standard_error"], rel=1e-14, abs=1e-15
+    )
 
 
 def test_pooled_versus_per_group() -> None:
@@ -98,11 +110,21 @@ def test_pooled_versus_per_group() -> None:
 def test_gating_and_empty() -> None:
     results = [prompt(ok("a"), ok("b"))] * 4 + [prompt(ok("a"))] * 6
     gated = cell_summary(results, min_defined_prompts=4)
-    assert (gated["defined_prompts"], gated["prompts"], gated["support"], gated["reportable"]) == (4, 10, 0.4, True)
+    assert (gated["defined_prompts"], gated["prompts"], gated["support"], gated["reportable"]) == (
+        4,
+        10,
+        0.4,
+        True,
+    )
     assert gated["effective_modes"] is None and gated["rarefied_distinct_at_2"] == 2.0
     assert cell_summary(results, min_defined_prompts=5)["reportable"] is False
     empty = cell_summary([])
-    assert (empty["prompts"], empty["defined_prompts"], empty["support"], empty["d_mode"]) == (0, 0, 0.0, None)
+    assert (empty["prompts"], empty["defined_prompts"], empty["support"], empty["d_mode"]) == (
+        0,
+        0,
+        0.0,
+        None,
+    )
     with pytest.raises(ValueError, match="min_defined_prompts must be a positive integer"):
         cell_summary(results, min_defined_prompts=0)
 
@@ -117,7 +139,11 @@ def test_unscorable_attempts_raise() -> None:
         verified_mode_counts([{"status": "incorrect", "verified": True, "canonical_key": "a"}])
     with pytest.raises(ValueError, match="nonempty canonical_key"):
         verified_mode_counts([{"status": "correct", "verified": True, "canonical_key": ""}])
-    assert prompt_metrics([ok("a"), bad("worker_failure")]) == {"pass_at_k": None, "distinct_at_k": None, "accuracy": None}
+    assert prompt_metrics([ok("a"), bad("worker_failure")]) == {
+        "pass_at_k": None,
+        "distinct_at_k": None,
+        "accuracy": None,
+    }
 
 
 @given(st.lists(st.integers(min_value=0, max_value=50), max_size=12))

@@ -55,7 +55,9 @@ def test_hash_is_canonical_json_of_messages() -> None:
     messages = make_messages(fixture["level"], fixture["domain"], fixture["row"])
     assert [m["role"] for m in messages] == ["system", "user"]
     raw = json.dumps(messages, sort_keys=True, separators=(",", ":")).encode()
-    assert prompt_sha256(fixture["level"], fixture["domain"], fixture["row"]) == hashlib.sha256(raw).hexdigest()
+    assert (
+        prompt_sha256(fixture["level"], fixture["domain"], fixture["row"]) == hashlib.sha256(raw).hexdigest()
+    )
 
 
 def test_rendering_errors() -> None:
@@ -74,7 +76,14 @@ def test_neutral_condition_changes_only_level3_python() -> None:
     neutral = "python_level3_neutral_v1"
     assert make_messages(3, "python_factors", row, neutral) != make_messages(3, "python_factors", row)
     for level in (1, 2, 4, 5):
-        assert make_messages(level, "python_factors", row, neutral) == make_messages(level, "python_factors", row)
+        assert make_messages(level, "python_factors", row, neutral) == make_messages(
+            level, "python_factors", row
+        )
     profile = profile_metadata(3, "python_factors", neutral)
-    assert profile["system_wording"] == "neutral" and profile["choice_informed_by_existing_evaluation"] is True
-    assert profile_metadata(1, "pantry", "registered_hints_v1")["response_surface"] == "six_bit_ingredient_support"
+    assert (
+        profile["system_wording"] == "neutral" and profile["choice_informed_by_existing_evaluation"] is True
+    )
+    assert (
+        profile_metadata(1, "pantry", "registered_hints_v1")["response_surface"]
+        == "six_bit_ingredient_support"
+    )

@@ -31,7 +31,13 @@ def worker_with(fault: str | None = None, timeout: float = 5.0) -> BoundedWorker
 
 
 def grade_request(domain: str, text: Any) -> dict[str, Any]:
-    return {"operation": "grade", "level": 1, "domain": domain, "answer": sample_row(domain)["answer"], "text": text}
+    return {
+        "operation": "grade",
+        "level": 1,
+        "domain": domain,
+        "answer": sample_row(domain)["answer"],
+        "text": text,
+    }
 
 
 FAULTS = [
@@ -108,7 +114,12 @@ def test_hostile_responses_end_in_structured_status(domain: str) -> None:
             started = time.monotonic()
             reply = grade_response(1, domain, row, text)
             assert reply["status"] in (
-                "correct", "incorrect", "malformed", "timeout", "worker_failure", "resource_limit"
+                "correct",
+                "incorrect",
+                "malformed",
+                "timeout",
+                "worker_failure",
+                "resource_limit",
             ), reply
             assert set(reply) >= {"status", "verified", "canonical_key", "graded_text", "detail"}
             assert time.monotonic() - started < 7.0

@@ -44,7 +44,10 @@ class SeenSet:
         self._db = connection
 
     def __contains__(self, key: tuple[int, str, str]) -> bool:
-        return self._db.execute("SELECT 1 FROM seen WHERE level=? AND domain=? AND rid=?", key).fetchone() is not None
+        return (
+            self._db.execute("SELECT 1 FROM seen WHERE level=? AND domain=? AND rid=?", key).fetchone()
+            is not None
+        )
 
     def add(self, key: tuple[int, str, str]) -> None:
         self._db.execute("INSERT INTO seen VALUES (?, ?, ?)", key)
@@ -86,19 +89,22 @@ class Ledger:
 
     def set_prepared(self, seq: int, prepared_json: str) -> None:
         self.db.execute(
-            "UPDATE prompts SET prepared_json=?, prepared_sha=? WHERE seq=?", (prepared_json, sha256_hex(prepared_json), seq)
+            "UPDATE prompts SET prepared_json=?, prepared_sha=? WHERE seq=?",
+            (prepared_json, sha256_hex(prepared_json), seq),
         )
 
     def set_result(self, seq: int, result_json: str) -> None:
         self.db.execute(
-            "UPDATE prompts SET result_json=?, result_sha=? WHERE seq=?", (result_json, sha256_hex(result_json), seq)
+            "UPDATE prompts SET result_json=?, result_sha=? WHERE seq=?",
+            (result_json, sha256_hex(result_json), seq),
         )
 
     def rows(self, columns: str, where: str = "1", start: int = 0) -> Iterator[tuple[Any, ...]]:
         """Iterate rows by ``seq`` in pages (no cursor held open across commits)."""
         while True:
             page = self.db.execute(
-                f"SELECT seq, {columns} FROM prompts WHERE seq >= ? AND ({where}) ORDER BY seq LIMIT {PAGE}", (start,)
+                f"SELECT seq, {columns} FROM prompts WHERE seq >= ? AND ({where}) ORDER BY seq LIMIT {PAGE}",
+                (start,),
             ).fetchall()
             if not page:
                 return
@@ -124,7 +130,9 @@ def checkpoint(directory: str | os.PathLike[str], resume: bool) -> Iterator[Ledg
         try:
             path.mkdir(parents=True, exist_ok=False)
         except FileExistsError:
-            raise InputError(f"checkpoint already exists: {path}; use --resume or a new destination") from None
+            raise InputError(
+                f"checkpoint already exists: {path}; use --resume or a new destination"
+            ) from None
     lock = open(path / "lock", "a+b")  # noqa: SIM115 - held for the whole context
     try:
         try:
@@ -132,7 +140,9 @@ def checkpoint(directory: str | os.PathLike[str], resume: bool) -> Iterator[Ledg
         except BlockingIOError:
             raise InputError("checkpoint is in use by another evaluator") from None
         try:
-            connection = sqlite3.connect(path / LEDGER_NAME, isolation_level="DEFERRED", check_same_thread=False)
+            connection = sqlite3.connect(
+                path / LEDGER_NAME, isolation_level="DEFERRED", check_same_thread=False
+            )
         except sqlite3.Error as exc:
             raise InputError(f"checkpoint database error: {exc}") from None
         try:

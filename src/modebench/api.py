@@ -64,7 +64,9 @@ def make_prompt(task: Task, condition: str = "registered_hints_v1") -> list[Chat
     """The two registered chat messages for ``task``; never includes the reference."""
     from modebench.prompts import make_messages
 
-    return cast(list[ChatMessage], make_messages(task.level, task.domain, {"problem": task.problem}, condition))
+    return cast(
+        list[ChatMessage], make_messages(task.level, task.domain, {"problem": task.problem}, condition)
+    )
 
 
 def grade(task: Task, response: str) -> GradeResult:
@@ -97,6 +99,7 @@ def evaluate_file(
         config=chosen.config,
         split=chosen.split,
         allow_partial=chosen.allow_partial,
+        registry=chosen.registry,
         work_dir=work_dir,
         resume=resume,
         progress=cast(Callable[[dict[str, Any]], None] | None, progress),

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypedDict, Union
 
-JSONValue = Union[None, bool, int, float, str, list["JSONValue"], dict[str, "JSONValue"]]
+JSONValue = Union[None, bool, int, float, str, list["JSONValue"], dict[str, "JSONValue"]]  # noqa: UP007 - recursive alias
 Domain = Literal["countdown", "graph_coloring", "python_factors", "mathir", "pantry_plan"]
 Split = Literal["train", "dev", "eval"]
 PromptCondition = Literal["registered_hints_v1", "python_level3_neutral_v1"]
@@ -15,7 +15,7 @@ GradeStatus = Literal[
     "correct", "incorrect", "malformed", "timeout", "invalid_reference", "worker_failure", "resource_limit"
 ]
 EvaluationStatus = Literal["completed", "failed"]
-PathLike = Union[str, pathlib.Path]
+PathLike = Union[str, pathlib.Path]  # noqa: UP007 - runtime alias on 3.10
 
 
 class ChatMessage(TypedDict):
@@ -83,6 +83,8 @@ class EvaluationOptions:
     config: str | None = None
     split: Split = "eval"
     allow_partial: bool = False
+    #: Registry path or URL for a frozen split outside the packaged 0.4.0 release.
+    registry: str | None = None
 
 
 @dataclass(frozen=True)

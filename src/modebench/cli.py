@@ -94,6 +94,8 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     if (args.cache_dir is not None or args.offline) and args.config is None:
         raise InputError("--cache-dir and --offline require --config")
+    if args.registry is not None and args.config is None:
+        raise InputError("--registry requires --config")
     if Path(args.output).exists():
         raise InputError(f"output already exists: {args.output}")
     if args.progress_every < 0:
@@ -104,7 +106,11 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         from modebench import data
 
         data_root = data.resolve_data_root(
-            args.config, args.split, data_root=args.data_root, cache_dir=args.cache_dir, offline=args.offline,
+            args.config,
+            args.split,
+            data_root=args.data_root,
+            cache_dir=args.cache_dir,
+            offline=args.offline,
             registry=args.registry,
         )
     try:
@@ -117,6 +123,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             config=args.config,
             split=args.split,
             allow_partial=args.allow_partial,
+            registry=args.registry,
             work_dir=args.work_dir,
             resume=args.resume,
             progress=_ProgressPrinter(args.progress_every),
@@ -153,7 +160,9 @@ def _positive(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="modebench", description="Grade saved model responses for correctness and mode diversity.")
+    parser = argparse.ArgumentParser(
+        prog="modebench", description="Grade saved model responses for correctness and mode diversity."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     evaluate_cmd = commands.add_parser("evaluate", help="grade a saved-response JSONL file into a v4 receipt")
@@ -175,6 +184,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_cmd.add_argument("--allow-partial", action="store_true")
     evaluate_cmd.set_defaults(handler=_evaluate)
 
+    from modebench import cli_data
+
+    cli_data.add_commands(commands)  # prepare, datasets (parser order of cli.md)
+
     walkthrough_cmd = commands.add_parser("walkthrough", help="export the offline five-domain example")
     walkthrough_cmd.add_argument("--directory", required=True)
     walkthrough_cmd.set_defaults(handler=_walkthrough)
@@ -183,13 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     report_cmd.add_argument("receipt")
     report_cmd.set_defaults(handler=_report)
 
-    for extend in _EXTENSIONS:
-        extend(commands)
     return parser
-
-
-#: Command groups registered by other modules (datasets, build, …) so this table stays small.
-_EXTENSIONS: list[Callable[[Any], None]] = []
 
 
 def _fail(parser: argparse.ArgumentParser, message: str) -> NoReturn:

@@ -7,7 +7,13 @@ from typing import Final, Literal, cast
 Domain = Literal["countdown", "graph_coloring", "python_factors", "mathir", "pantry_plan"]
 
 #: Canonical domain names, in the registry order of the reference.
-DOMAINS: Final[tuple[Domain, ...]] = ("graph_coloring", "countdown", "python_factors", "mathir", "pantry_plan")
+DOMAINS: Final[tuple[Domain, ...]] = (
+    "graph_coloring",
+    "countdown",
+    "python_factors",
+    "mathir",
+    "pantry_plan",
+)
 DOMAIN_ALIASES: Final[dict[str, Domain]] = {"pantry": "pantry_plan"}
 BENCHMARK_CONTRACT: Final = "modebench-verifiers-v1"
 DIAGNOSTIC_CONTRACT: Final = "modebench-status-v1"

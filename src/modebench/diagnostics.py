@@ -17,7 +17,9 @@ STATUSES: Final[tuple[str, ...]] = (
     "worker_failure",
     "resource_limit",
 )
-UNSCORABLE: Final[frozenset[str]] = frozenset({"timeout", "invalid_reference", "worker_failure", "resource_limit"})
+UNSCORABLE: Final[frozenset[str]] = frozenset(
+    {"timeout", "invalid_reference", "worker_failure", "resource_limit"}
+)
 
 MAX_REQUEST_BYTES: Final = 1_048_576
 MAX_REPLY_BYTES: Final = 262_144
@@ -40,7 +42,9 @@ RESOURCE_POLICY: Final[dict[str, float | int]] = {
 }
 
 
-def result(status: str, *, key: str | None = None, text: str = "", detail: str | None = None, **extra: Any) -> dict[str, Any]:
+def result(
+    status: str, *, key: str | None = None, text: str = "", detail: str | None = None, **extra: Any
+) -> dict[str, Any]:
     """Build a GradeResult dict with the five contract keys in contract order, then extras."""
     out: dict[str, Any] = {
         "status": status,

@@ -20,7 +20,18 @@ from modebench.prompts import make_messages, messages_sha256, profile_metadata
 from modebench.run_metadata import validate_run
 from modebench.validation import InputError, json_value
 
-RECORD_FIELDS = ("id", "level", "domain", "answer", "responses", "problem", "run", "messages", "prompt_sha256", "dataset_sha256")
+RECORD_FIELDS = (
+    "id",
+    "level",
+    "domain",
+    "answer",
+    "responses",
+    "problem",
+    "run",
+    "messages",
+    "prompt_sha256",
+    "dataset_sha256",
+)
 SCORING_POLICY = "wrong-or-malformed-count-as-failure; verifier-errors-suppress-all-aggregates-v1"
 V3_SCHEMA = "modebench-saved-responses-v3"
 LEVEL4_NOTE = "Level 4 as a whole is not admitted."
@@ -70,7 +81,11 @@ class Options:
         split: Any = "eval",
         allow_partial: Any = False,
     ) -> Options:
-        if isinstance(min_defined_prompts, bool) or not isinstance(min_defined_prompts, int) or min_defined_prompts <= 0:
+        if (
+            isinstance(min_defined_prompts, bool)
+            or not isinstance(min_defined_prompts, int)
+            or min_defined_prompts <= 0
+        ):
             raise InputError("min_defined_prompts must be a positive integer")
         if not isinstance(allow_partial, bool):
             raise InputError("allow_partial must be a boolean")
@@ -208,7 +223,9 @@ class Preflight:
         if self.count == 0:
             raise InputError("no prompt records")
         if self.options.run is None and self.declared and self.undeclared:
-            raise InputError("mixed declared/undeclared conditions: supply run metadata for the entire evaluation")
+            raise InputError(
+                "mixed declared/undeclared conditions: supply run metadata for the entire evaluation"
+            )
         if self.frozen is not None:
             self.frozen.finish(self)
 
@@ -340,7 +357,12 @@ def evaluate(
     if options.config is not None:
         from modebench.data import open_frozen
 
-        frozen = open_frozen(options.data_root if options.data_root is not None else "data", options.config, options.split, options.allow_partial)
+        frozen = open_frozen(
+            options.data_root if options.data_root is not None else "data",
+            options.config,
+            options.split,
+            options.allow_partial,
+        )
     preflight = Preflight(options, frozen)
     prepared = [preflight.accept(record, label, in_memory=True) for record, label in zip(records, labels)]
     preflight.finish()
@@ -374,7 +396,9 @@ def assemble_v3(
     }
 
 
-def v3_cell(level: int, domain: str, k: int, members: list[dict[str, Any]], threshold: int, healthy: bool) -> dict[str, Any]:
+def v3_cell(
+    level: int, domain: str, k: int, members: list[dict[str, Any]], threshold: int, healthy: bool
+) -> dict[str, Any]:
     import statistics
 
     cell: dict[str, Any] = {"level": level, "domain": domain, "k": k}
@@ -384,7 +408,9 @@ def v3_cell(level: int, domain: str, k: int, members: list[dict[str, Any]], thre
         cell["distinct_at_k"] = statistics.fmean(m["distinct_at_k"] for m in members)
         cell["pcmd"] = metrics.cell_summary(members, metrics.POOLED, threshold)
     else:
-        cell.update({"accuracy": None, "pass_at_k": None, "distinct_at_k": None, "pcmd": dict(metrics.FAILED_PCMD)})
+        cell.update(
+            {"accuracy": None, "pass_at_k": None, "distinct_at_k": None, "pcmd": dict(metrics.FAILED_PCMD)}
+        )
     cell["protocol_notes"] = protocol_notes(level, domain)
     cell["prompt_results"] = members
     return cell

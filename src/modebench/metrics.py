@@ -108,13 +108,22 @@ def prompt_mode_diversity(draws: Sequence[Mapping[str, Any]], aggregation: str =
 
 
 def _threshold(min_defined_prompts: Any) -> int:
-    if isinstance(min_defined_prompts, bool) or not isinstance(min_defined_prompts, int) or min_defined_prompts <= 0:
+    if (
+        isinstance(min_defined_prompts, bool)
+        or not isinstance(min_defined_prompts, int)
+        or min_defined_prompts <= 0
+    ):
         raise ValueError("min_defined_prompts must be a positive integer")
     return min_defined_prompts
 
 
 def pcmd_block(
-    defined: int, prompts: int, d_mode: float | None, standard_error: float | None, threshold: int, aggregation: str
+    defined: int,
+    prompts: int,
+    d_mode: float | None,
+    standard_error: float | None,
+    threshold: int,
+    aggregation: str,
 ) -> dict[str, Any]:
     """The 10-key PCMD object of a cell."""
     return {

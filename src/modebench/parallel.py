@@ -92,7 +92,9 @@ class ParallelGrader:
             raise RuntimeError("grading cancelled")
         return grade_prompt(self._worker(), prepared)
 
-    def results(self, items: Iterable[tuple[int, dict[str, Any]]]) -> Iterator[tuple[int, dict[str, Any], list[dict[str, Any]]]]:
+    def results(
+        self, items: Iterable[tuple[int, dict[str, Any]]]
+    ) -> Iterator[tuple[int, dict[str, Any], list[dict[str, Any]]]]:
         """Yield ``(seq, prepared, attempts)`` in the order the items were given."""
         if self.workers == 1:
             for seq, prepared in items:

@@ -34,11 +34,16 @@ def make_messages(
         raise ValueError("ModeBench row requires a nonempty problem string")
     if any(marker in problem for marker in _ROLE_MARKERS):
         raise ValueError("unexpected chat role marker in benchmark problem")
-    return [{"role": "system", "content": template.system}, {"role": "user", "content": template.user(problem)}]
+    return [
+        {"role": "system", "content": template.system},
+        {"role": "user", "content": template.user(problem)},
+    ]
 
 
 def messages_sha256(messages: list[dict[str, str]]) -> str:
-    return hashlib.sha256(json.dumps(messages, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+    return hashlib.sha256(
+        json.dumps(messages, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    ).hexdigest()
 
 
 def prompt_sha256(level: Any, domain: Any, row: Mapping[str, Any], condition: str = DEFAULT_CONDITION) -> str:

@@ -21,12 +21,16 @@ def _fsync_dir(directory: Path) -> None:
 
 
 @contextmanager
-def atomic_output(path: str | os.PathLike[str], *, replace: bool = False, binary: bool = False) -> Iterator[IO[str]]:
+def atomic_output(
+    path: str | os.PathLike[str], *, replace: bool = False, binary: bool = False
+) -> Iterator[IO[str]]:
     """Write to a temporary sibling, then hard-link (never overwrite) or rename (``replace``)."""
     final = Path(path)
     final.parent.mkdir(parents=True, exist_ok=True)
     temp = final.parent / f".{final.name}-{secrets.token_hex(6)}"
-    handle = open(temp, "wb" if binary else "w", encoding=None if binary else "utf-8", newline=None if binary else "")  # noqa: SIM115
+    handle = open(
+        temp, "wb" if binary else "w", encoding=None if binary else "utf-8", newline=None if binary else ""
+    )  # noqa: SIM115
     try:
         with handle:
             yield handle  # type: ignore[misc]

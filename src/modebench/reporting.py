@@ -122,7 +122,11 @@ def iter_prompt_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]
             if len(line) > MAX_RESULT_LINE_BYTES:
                 raise InputError("detailed-result line exceeds byte limit")
             entry = loads(line)
-            if not isinstance(entry, dict) or entry.get("schema") != RESULT_FORMAT or entry.get("sequence") != index:
+            if (
+                not isinstance(entry, dict)
+                or entry.get("schema") != RESULT_FORMAT
+                or entry.get("sequence") != index
+            ):
                 raise InputError("detailed-result sequence mismatch")
             yield entry["result"]
             index += 1

@@ -87,7 +87,9 @@ def _event(progress: Progress | None, phase: str, done: int, total: int | None) 
         progress({"phase": phase, "completed_prompts": done, "total_prompts": total})
 
 
-def _identity(input_sha: str, options: dict[str, Any], frozen: Any, software: dict[str, Any]) -> dict[str, Any]:
+def _identity(
+    input_sha: str, options: dict[str, Any], frozen: Any, software: dict[str, Any]
+) -> dict[str, Any]:
     return {
         "schema": CHECKPOINT_SCHEMA,
         "input_sha256": input_sha,
@@ -110,6 +112,7 @@ def evaluate_file(
     config: Any = None,
     split: Any = "eval",
     allow_partial: Any = False,
+    registry: Any = None,
     work_dir: str | os.PathLike[str] | None = None,
     resume: bool = False,
     progress: Progress | None = None,
@@ -137,7 +140,7 @@ def evaluate_file(
     }
     with _ledger.checkpoint(directory, resume) as ledger:
         try:
-            return _run(ledger, source, output, software, raw_options, data_root, resume, progress, workers)
+            return _run(ledger, source, output, software, raw_options, data_root, resume, progress, workers, registry)
         except (InputError, VerifierExecutionError):
             # A checkpoint whose preflight failed holds nothing graded: remove it so that a corrected
             # input can simply be run again (the reference leaves it behind; hazard 7).
@@ -157,15 +160,22 @@ def _run(
     resume: bool,
     progress: Progress | None,
     workers: int,
+    registry: Any = None,
 ) -> dict[str, Any]:
     options = Options.build(data_root=data_root, **raw_options)
+    if registry is not None and options.config is None:
+        raise InputError("registry requires a frozen config")
     frozen = None
     if options.config is not None:
         from modebench.data import open_frozen
 
         root = options.data_root if options.data_root is not None else "data"
-        frozen = open_frozen(root, options.config, options.split, options.allow_partial)
-    identity = loads(canonical(_identity(file_sha256(source), raw_options_json(raw_options), frozen, software)))
+        # A custom registry enters the resume identity through the split record and the
+        # manifest hash of its data root (the cache manifest holds the registry's bytes).
+        frozen = open_frozen(root, options.config, options.split, options.allow_partial, registry)
+    identity = loads(
+        canonical(_identity(file_sha256(source), raw_options_json(raw_options), frozen, software))
+    )
     if resume:
         if ledger.get("identity") != identity:
             raise InputError("resume identity mismatch: input, configuration, dataset, or evaluator changed")
@@ -210,7 +220,9 @@ def _run(
 
 
 def raw_options_json(raw_options: dict[str, Any]) -> dict[str, Any]:
-    return {key: raw_options[key] for key in ("min_defined_prompts", "run", "config", "split", "allow_partial")}
+    return {
+        key: raw_options[key] for key in ("min_defined_prompts", "run", "config", "split", "allow_partial")
+    }
 
 
 def _preflight(
@@ -232,7 +244,9 @@ def _preflight(
         raw_text = canonical(record)
         records_digest.update((b"," if seq else b"") + raw_text.encode("utf-8"))
         prepared["record_sha256"] = hashlib.sha256(raw_text.encode("utf-8")).hexdigest()
-        ledger.insert(seq, prepared["level"], prepared["domain"], len(record["responses"]), canonical(prepared))
+        ledger.insert(
+            seq, prepared["level"], prepared["domain"], len(record["responses"]), canonical(prepared)
+        )
         seq += 1
         if seq % 100 == 0:
             ledger.commit()
@@ -258,14 +272,20 @@ def _preflight(
 
 
 def _preflight_identity(meta: dict[str, Any]) -> dict[str, Any]:
-    return {key: meta[key] for key in ("records_sha256", "run", "generation_metadata_status", "run_sha256", "dataset", "count")}
+    return {
+        key: meta[key]
+        for key in ("records_sha256", "run", "generation_metadata_status", "run_sha256", "dataset", "count")
+    }
 
 
 def _check_ledger(ledger: _ledger.Ledger) -> int:
     """Verify the checkpoint before trusting it; return the number of prompts."""
     if ledger.db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
         raise InputError("checkpoint integrity check failed")
-    meta = {key: ledger.get(key) for key in ("records_sha256", "run", "generation_metadata_status", "run_sha256", "dataset", "count")}
+    meta = {
+        key: ledger.get(key)
+        for key in ("records_sha256", "run", "generation_metadata_status", "run_sha256", "dataset", "count")
+    }
     if digest_json(_preflight_identity(meta)) != ledger.get("preflight_sha256"):
         raise InputError("checkpoint preflight metadata identity mismatch")
     records = hashlib.sha256(b"[")
@@ -309,7 +329,9 @@ def _repair_journal(ledger: _ledger.Ledger, journal: Path) -> Any:
     """Rewrite the journal from committed ledger rows (the ledger is authoritative)."""
     digest = hashlib.sha256()
     with atomic_output(journal, replace=True) as handle:
-        for seq, prepared_json, result_json in ledger.rows("prepared_json, result_json", "result_json IS NOT NULL"):
+        for seq, prepared_json, result_json in ledger.rows(
+            "prepared_json, result_json", "result_json IS NOT NULL"
+        ):
             line = _journal_line(seq, loads(prepared_json), result_json)
             handle.write(line)
             digest.update(line.encode("utf-8"))

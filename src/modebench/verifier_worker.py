@@ -87,7 +87,9 @@ def _on_alarm(signum: int, frame: Any) -> None:
 
 def _deadline_for(request: dict[str, Any]) -> float:
     operation = request.get("operation")
-    if operation == "python" or (operation in ("grade", "batch") and request.get("domain") == "python_factors"):
+    if operation == "python" or (
+        operation in ("grade", "batch") and request.get("domain") == "python_factors"
+    ):
         return PYTHON_DEADLINE_SECONDS
     return DOMAIN_DEADLINE_SECONDS
 
@@ -170,7 +172,11 @@ def handle(request: dict[str, Any]) -> list[dict[str, Any]]:
         task = (json.dumps(level), json.dumps(domain), json.dumps(answer))
         for text in texts:
             remembered = _RESULTS.get(task, text)
-            reply = remembered if remembered is not None else _guarded(seconds, _grade, level, domain, answer, text)
+            reply = (
+                remembered
+                if remembered is not None
+                else _guarded(seconds, _grade, level, domain, answer, text)
+            )
             _RESULTS.put(task, text, reply)
             _send(reply)
             replies.append(reply)
@@ -179,10 +185,17 @@ def handle(request: dict[str, Any]) -> list[dict[str, Any]]:
         return replies
     if operation == "grade":
         reply = _guarded(
-            seconds, _grade, request.get("level"), request.get("domain"), request.get("answer"), request.get("text")
+            seconds,
+            _grade,
+            request.get("level"),
+            request.get("domain"),
+            request.get("answer"),
+            request.get("text"),
         )
     elif operation == "reference":
-        reply = _guarded(seconds, _reference, request.get("level"), request.get("domain"), request.get("answer"))
+        reply = _guarded(
+            seconds, _reference, request.get("level"), request.get("domain"), request.get("answer")
+        )
     else:
         reply = result("worker_failure", detail="invalid worker request")
     _send(reply)

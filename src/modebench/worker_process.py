@@ -227,7 +227,13 @@ class BoundedWorker:
         results: list[dict[str, Any]] = []
         while len(results) < len(texts):
             rest = list(texts[len(results) :])
-            payload = {"operation": "batch", "level": level, "domain": domain, "answer": answer, "texts": rest}
+            payload = {
+                "operation": "batch",
+                "level": level,
+                "domain": domain,
+                "answer": answer,
+                "texts": rest,
+            }
             results.extend(self._exchange(payload, len(rest)))
         return results
 

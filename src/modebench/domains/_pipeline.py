@@ -124,7 +124,9 @@ def check_reference(level: Any, domain: Any, answer: Any, cache: ReferenceCache 
     return cache.get(number, found, answer)[0]
 
 
-def grade_local(level: Any, domain: Any, answer: Any, text: Any, cache: ReferenceCache = _CACHE) -> dict[str, Any]:
+def grade_local(
+    level: Any, domain: Any, answer: Any, text: Any, cache: ReferenceCache = _CACHE
+) -> dict[str, Any]:
     """Worker-side grading of one JSON-clean request (no deadline, no reply guard)."""
     try:
         number, found = resolve(level, domain)

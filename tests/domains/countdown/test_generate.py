@@ -19,12 +19,20 @@ from tests.reference_data import SKIP_REASON, conformance_fixtures
 COLUMNS = ["problem", "answer", "modebench_task", "answer_mode_count", "answer_mode_split"]
 EXTRA = {
     3: [
-        "level3_difficulty", "level3_generator", "level3_sampling_law", "level3_support_sampling_index",
-        "level3_countdown_support7_exception", "level3_countdown_target_family",
+        "level3_difficulty",
+        "level3_generator",
+        "level3_sampling_law",
+        "level3_support_sampling_index",
+        "level3_countdown_support7_exception",
+        "level3_countdown_target_family",
     ],
     4: [
-        "scale_countdown_target_family", "scale_origin_metadata", "scale_candidate_generator",
-        "scale_candidate_tier", "scale_candidate_profile", "scale_cell_index",
+        "scale_countdown_target_family",
+        "scale_origin_metadata",
+        "scale_candidate_generator",
+        "scale_candidate_tier",
+        "scale_candidate_profile",
+        "scale_cell_index",
     ],
 }
 EXTRA[5] = EXTRA[4]
@@ -112,8 +120,14 @@ def test_spec_mode_list_for_level1_fixture() -> None:
     assert sorted(modes((3, 6, 9), 18)) == [
         f"countdown:{key}"
         for key in (
-            "add(3,add(6,9))", "add(6,add(3,9))", "add(9,add(3,6))", "div(6,div(3,9))",
-            "div(9,div(3,6))", "div(mul(6,9),3)", "mul(6,div(9,3))", "mul(9,div(6,3))",
+            "add(3,add(6,9))",
+            "add(6,add(3,9))",
+            "add(9,add(3,6))",
+            "div(6,div(3,9))",
+            "div(9,div(3,6))",
+            "div(mul(6,9),3)",
+            "mul(6,div(9,3))",
+            "mul(9,div(6,3))",
         )
     ]
     # 2/0 is discarded (zero divisor); 2+0 and 0+2 are one mode.

@@ -123,9 +123,13 @@ def test_wrong_target_or_operands_is_incorrect(tree: Tree, delta: int) -> None:
     row, target = _solvable(tree)
     assume(delta != 0)
     wrong_target = {"answer": dict(row["answer"], target=target + delta)}
-    assert grade_in_process(2, "countdown", wrong_target, f"\\boxed{{{render(tree)}}}")["status"] == "incorrect"
+    assert (
+        grade_in_process(2, "countdown", wrong_target, f"\\boxed{{{render(tree)}}}")["status"] == "incorrect"
+    )
     extra_literal = {"answer": dict(row["answer"], numbers=row["answer"]["numbers"] + [7])}
-    assert grade_in_process(2, "countdown", extra_literal, f"\\boxed{{{render(tree)}}}")["status"] == "incorrect"
+    assert (
+        grade_in_process(2, "countdown", extra_literal, f"\\boxed{{{render(tree)}}}")["status"] == "incorrect"
+    )
 
 
 @settings(max_examples=100, deadline=None)
@@ -156,7 +160,11 @@ def test_arbitrary_text_gets_a_structured_verdict(text: str) -> None:
 
 
 _JSONISH = st.recursive(
-    st.none() | st.booleans() | st.integers(-50, 50) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
+    st.none()
+    | st.booleans()
+    | st.integers(-50, 50)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
     lambda sub: st.lists(sub, max_size=4) | st.dictionaries(st.text(max_size=6), sub, max_size=4),
     max_leaves=8,
 )
@@ -212,12 +220,25 @@ def test_details_and_evaluation_order(text: str, detail: str | None) -> None:
 
 def test_reference_details_in_spec_order() -> None:
     def detail(answer: dict[str, Any]) -> str:
-        return grade_in_process(1, "countdown", {"answer": {"verifier": "countdown", **answer}}, "3")["detail"]
+        return grade_in_process(1, "countdown", {"answer": {"verifier": "countdown", **answer}}, "3")[
+            "detail"
+        ]
 
-    assert detail({"target": "x"}) == "invalid countdown reference: answer.numbers must be a nonempty list of integers"
-    assert detail({"numbers": [1.0], "target": "18"}) == "invalid countdown reference: answer.target must contain integers"
-    assert detail({"numbers": [3, False], "target": 3}) == "invalid countdown reference: answer.numbers must contain integers"
-    assert PLUGIN.validate_reference(1, {"numbers": [9, 3, 6], "target": 18}) == CountdownRef((9, 3, 6), 18, (3, 6, 9))
+    assert (
+        detail({"target": "x"})
+        == "invalid countdown reference: answer.numbers must be a nonempty list of integers"
+    )
+    assert (
+        detail({"numbers": [1.0], "target": "18"})
+        == "invalid countdown reference: answer.target must contain integers"
+    )
+    assert (
+        detail({"numbers": [3, False], "target": 3})
+        == "invalid countdown reference: answer.numbers must contain integers"
+    )
+    assert PLUGIN.validate_reference(1, {"numbers": [9, 3, 6], "target": 18}) == CountdownRef(
+        (9, 3, 6), 18, (3, 6, 9)
+    )
 
 
 def test_deep_expression_recursion_error_propagates() -> None:

@@ -11,7 +11,9 @@ import pytest
 from modebench.domains._pipeline import grade_in_process
 from tests.reference_data import SKIP_REASON, conformance_fixtures
 
-VECTORS: list[dict[str, Any]] = json.loads((Path(__file__).with_name("vectors.json")).read_text("utf-8"))["vectors"]
+VECTORS: list[dict[str, Any]] = json.loads((Path(__file__).with_name("vectors.json")).read_text("utf-8"))[
+    "vectors"
+]
 FIXTURE_ROWS = {(f["config"], f["split"], f["row_index"]): f["row"] for f in conformance_fixtures()}
 
 
@@ -42,7 +44,9 @@ def test_vector(vector: dict[str, Any]) -> None:
     response = _response(vector["response"])
     got = grade_in_process(vector["level"], vector["domain"], _row(vector["ref"]), response)
     expected = vector["expected"]
-    graded_text = response if expected["graded_text"] == {"same_as_response": True} else expected["graded_text"]
+    graded_text = (
+        response if expected["graded_text"] == {"same_as_response": True} else expected["graded_text"]
+    )
     assert list(got)[:5] == ["status", "verified", "canonical_key", "graded_text", "detail"]
     assert (got["status"], got["verified"], got["canonical_key"], got["graded_text"]) == (
         expected["status"],
@@ -59,7 +63,9 @@ def test_uncertain_vector(vector: dict[str, Any]) -> None:
     escape (the worker turns it into ``worker_failure``); a guarded result must be that status."""
     assert vector["expected"]["status"] == "worker_failure"
     try:
-        got = grade_in_process(vector["level"], vector["domain"], _row(vector["ref"]), _response(vector["response"]))
+        got = grade_in_process(
+            vector["level"], vector["domain"], _row(vector["ref"]), _response(vector["response"])
+        )
     except RecursionError:
         return
     assert (got["status"], got["canonical_key"], got["graded_text"]) == ("worker_failure", None, "")

@@ -13,7 +13,13 @@ import pytest
 
 from modebench.domains._pipeline import grade_in_process
 from modebench.domains.pantry_plan import PLUGIN
-from modebench.domains.pantry_plan.generate import ALLERGENS, FAMILIES, LEVELS, ingredient_table, render_problem
+from modebench.domains.pantry_plan.generate import (
+    ALLERGENS,
+    FAMILIES,
+    LEVELS,
+    ingredient_table,
+    render_problem,
+)
 from modebench.domains.pantry_plan.modes import feasible_supports, support_digest
 from modebench.domains.pantry_plan.prompt import ALLOCATION_SUFFIX, template
 from modebench.domains.pantry_plan.reference import validate_reference
@@ -21,14 +27,29 @@ from tests.reference_data import SKIP_REASON, conformance_fixtures
 
 FIXTURES = [f for f in conformance_fixtures() if f["domain"] == "pantry_plan"]
 PREFIX = "pantry_plan:pantry-v1:"
-COMMON = ["problem", "answer", "modebench_task", "answer_mode_family", "answer_mode_count", "answer_mode_split",
-          "instance_fingerprint"]
+COMMON = [
+    "problem",
+    "answer",
+    "modebench_task",
+    "answer_mode_family",
+    "answer_mode_count",
+    "answer_mode_split",
+    "instance_fingerprint",
+]
 COLUMNS = {
     1: COMMON,
     2: COMMON,
     3: COMMON + ["level3_difficulty", "level3_feasible_allocation_count", "level3_legal_allocation_count"],
-    4: COMMON + ["scale_candidate_generator", "scale_candidate_tier", "scale_candidate_profile", "scale_origin_metadata",
-                 "scale_cell_index", "scale_generation_seed", "scale_bridge_law_version"],
+    4: COMMON
+    + [
+        "scale_candidate_generator",
+        "scale_candidate_tier",
+        "scale_candidate_profile",
+        "scale_origin_metadata",
+        "scale_cell_index",
+        "scale_generation_seed",
+        "scale_bridge_law_version",
+    ],
 }
 COLUMNS[5] = COLUMNS[4]
 
@@ -61,7 +82,9 @@ def brute_force_supports(answer: dict[str, Any]) -> list[str]:
                     if name == "mass_g":
                         total = sum(grams) * 100_000
                     else:  # value/100 * g, scaled by 100000 -> value*1000 * g
-                        total = sum(scaled(r["attributes_per_100g"][name], 1000) * g for r, g in zip(combo, grams))
+                        total = sum(
+                            scaled(r["attributes_per_100g"][name], 1000) * g for r, g in zip(combo, grams)
+                        )
                     if "min" in bounds and total < scaled(bounds["min"], 100_000):
                         ok = False
                     if "max" in bounds and total > scaled(bounds["max"], 100_000):
@@ -98,13 +121,19 @@ def test_rows_have_level_schema_and_parameters(level: int) -> None:
         assert len(ids) in {min(size, len(FAMILIES[answer["family"]][0])) for size in params.rows}
         assert set(ids) <= set(FAMILIES[answer["family"]][0])
         for item in answer["ingredients"]:
-            assert (item["step_g"], item["min_if_used_g"]) == (25, 50) and item["available_g"] in (100, 125, 150)
+            assert (item["step_g"], item["min_if_used_g"]) == (25, 50) and item["available_g"] in (
+                100,
+                125,
+                150,
+            )
             assert item["attributes_per_100g"] == table[item["id"]]["attributes_per_100g"]
             assert item["tags"] == table[item["id"]]["tags"]
         assert set(answer["forbidden_tags"]) <= set(ALLERGENS) and len(answer["forbidden_tags"]) <= 1
         assert sum(not set(i["tags"]) & set(answer["forbidden_tags"]) for i in answer["ingredients"]) >= 4
         if level == 4:
-            assert {answer["targets"][n]["min"] for n in ("mass_g", "energy_kcal", "protein_g", "fiber_g")} == {"0"}
+            assert {
+                answer["targets"][n]["min"] for n in ("mass_g", "energy_kcal", "protein_g", "fiber_g")
+            } == {"0"}
         if level == 1:
             assert len(ids) == 6
             assert template(1, "registered_hints_v1").user(row["problem"]).endswith("bit 0 excludes it.")
@@ -130,7 +159,9 @@ def test_certified_modes_are_exact_and_graded_correct(level: int) -> None:
         if supports is not None:  # independent brute force on a couple of rows per level
             assert sorted("+".join(r.id for r in rows) for rows, _ in found) == supports
         assert len(found) == answer["certified_mode_count"]
-        assert support_digest([[r.id for r in rows] for rows, _ in found]) == answer["certified_support_sha256"]
+        assert (
+            support_digest([[r.id for r in rows] for rows, _ in found]) == answer["certified_support_sha256"]
+        )
         keys = set()
         order = [item["id"] for item in answer["ingredients"]]
         for rows, point in found:
@@ -147,7 +178,11 @@ def test_certified_modes_are_exact_and_graded_correct(level: int) -> None:
 
 def test_level3_allocation_counts_are_consistent() -> None:
     for row in rows_for(3, 3):
-        assert row["level3_legal_allocation_count"] >= row["level3_feasible_allocation_count"] >= row["answer_mode_count"]
+        assert (
+            row["level3_legal_allocation_count"]
+            >= row["level3_feasible_allocation_count"]
+            >= row["answer_mode_count"]
+        )
 
 
 @pytest.mark.skipif(not FIXTURES, reason=SKIP_REASON)
@@ -178,7 +213,9 @@ def test_ingredient_table_matches_fixture_values() -> None:
 def test_ingredient_table_hash_and_provenance() -> None:
     from importlib import resources
 
-    doc = json.loads(resources.files("modebench.domains.pantry_plan").joinpath("ingredients.json").read_text("utf-8"))
+    doc = json.loads(
+        resources.files("modebench.domains.pantry_plan").joinpath("ingredients.json").read_text("utf-8")
+    )
     encoded = json.dumps(doc["ingredients"], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     assert doc["ingredient_table_sha256"] == hashlib.sha256(encoded.encode("ascii")).hexdigest()
     assert doc["source"]["license"].startswith("CC0-1.0")
@@ -188,11 +225,13 @@ def test_ingredient_table_hash_and_provenance() -> None:
 
 
 def test_known_certified_hash_example() -> None:
-    lines = ("almonds+banana almonds+banana+grape_tomatoes almonds+banana+grape_tomatoes+navel_orange "
-             "almonds+banana+navel_orange almonds+grape_tomatoes almonds+grape_tomatoes+navel_orange "
-             "almonds+navel_orange banana+grape_tomatoes+navel_orange+sunflower_seeds "
-             "banana+grape_tomatoes+sunflower_seeds banana+navel_orange+sunflower_seeds banana+sunflower_seeds "
-             "grape_tomatoes+navel_orange+sunflower_seeds grape_tomatoes+sunflower_seeds "
-             "navel_orange+sunflower_seeds").split()
+    lines = (
+        "almonds+banana almonds+banana+grape_tomatoes almonds+banana+grape_tomatoes+navel_orange "
+        "almonds+banana+navel_orange almonds+grape_tomatoes almonds+grape_tomatoes+navel_orange "
+        "almonds+navel_orange banana+grape_tomatoes+navel_orange+sunflower_seeds "
+        "banana+grape_tomatoes+sunflower_seeds banana+navel_orange+sunflower_seeds banana+sunflower_seeds "
+        "grape_tomatoes+navel_orange+sunflower_seeds grape_tomatoes+sunflower_seeds "
+        "navel_orange+sunflower_seeds"
+    ).split()
     digest = support_digest([line.split("+") for line in reversed(lines)])
     assert digest == "af0ced590203a0cbce6a9a2bca80fd3dfb3cdb6a12a1eea845176da5bd339b83"

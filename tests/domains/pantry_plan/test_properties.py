@@ -74,7 +74,13 @@ def render(alloc: dict[str, int], order: list[str], sep: str, box: bool) -> str:
 
 
 @SETTINGS
-@given(allocations(), st.integers(2, 5), st.randoms(use_true_random=False), st.sampled_from([";", ",", " ; ", ", "]), st.booleans())
+@given(
+    allocations(),
+    st.integers(2, 5),
+    st.randoms(use_true_random=False),
+    st.sampled_from([";", ",", " ; ", ", "]),
+    st.booleans(),
+)
 def test_allocation_matches_oracle_and_key_ignores_order(case, level, rnd, sep, box) -> None:
     answer, alloc = case
     order = list(alloc)
@@ -141,7 +147,11 @@ def test_surface_like_text_never_crashes(index, text) -> None:
 
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 20000) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 20000)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
@@ -159,7 +169,13 @@ def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 
 @SETTINGS
-@given(fixture_index, st.data(), JSON, st.integers(1, 5), st.sampled_from(["110000", "almonds=50;banana=75", "x"]))
+@given(
+    fixture_index,
+    st.data(),
+    JSON,
+    st.integers(1, 5),
+    st.sampled_from(["110000", "almonds=50;banana=75", "x"]),
+)
 def test_mutated_references_give_structured_result(index, data, replacement, level, text) -> None:
     answer = answer_of(FIXTURES[index])
     path = data.draw(st.sampled_from(_paths(answer)[1:]))

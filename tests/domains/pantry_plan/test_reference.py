@@ -19,7 +19,13 @@ def base() -> dict[str, Any]:
 
 
 def row(ident: str = "z", **changes: Any) -> dict[str, Any]:
-    out = {"id": ident, "available_g": 50, "step_g": 25, "min_if_used_g": 50, "attributes_per_100g": {"energy_kcal": "1"}}
+    out = {
+        "id": ident,
+        "available_g": 50,
+        "step_g": 25,
+        "min_if_used_g": 50,
+        "attributes_per_100g": {"energy_kcal": "1"},
+    }
     out.update(changes)
     return out
 
@@ -33,7 +39,12 @@ def with_rows(*extra: dict[str, Any], first: dict[str, Any] | None = None) -> di
 
 
 INVALID = {
-    "rows-one": {**base(), "ingredients": base()["ingredients"][:1], "min_ingredients": 1, "max_ingredients": 1},
+    "rows-one": {
+        **base(),
+        "ingredients": base()["ingredients"][:1],
+        "min_ingredients": 1,
+        "max_ingredients": 1,
+    },
     "rows-seventeen": {**base(), "ingredients": [row(f"r{i}") for i in range(17)]},
     "rows-not-list": {**base(), "ingredients": {"x": 1}},
     "row-not-object": with_rows(first=["x"]),  # type: ignore[arg-type]
@@ -80,10 +91,19 @@ VALID = {
     "float-bounds": {**base(), "targets": {"energy_kcal": {"min": 0.5, "max": 1e2}}},
     "underscore-decimal": with_rows(first=row("x", attributes_per_100g={"energy_kcal": "1_15"})),
     "negative-zero": with_rows(first=row("x", attributes_per_100g={"energy_kcal": "-0"})),
-    "untargeted-extra-attribute": with_rows(first=row("x", attributes_per_100g={"energy_kcal": "1", "fat_g": "3"})),
-    "tags-and-forbidden": {**with_rows(first=row("x", tags=["soy", "tree_nut"])), "forbidden_tags": ["peanut"]},
+    "untargeted-extra-attribute": with_rows(
+        first=row("x", attributes_per_100g={"energy_kcal": "1", "fat_g": "3"})
+    ),
+    "tags-and-forbidden": {
+        **with_rows(first=row("x", tags=["soy", "tree_nut"])),
+        "forbidden_tags": ["peanut"],
+    },
     "id-max-length": with_rows(first=row("x" * 32)),
-    "sixteen-rows": {**base(), "ingredients": [row(f"r{i}") for i in range(16)], "targets": {"mass_g": {"min": 1}}},
+    "sixteen-rows": {
+        **base(),
+        "ingredients": [row(f"r{i}") for i in range(16)],
+        "targets": {"mass_g": {"min": 1}},
+    },
 }
 
 

@@ -11,6 +11,7 @@ from modebench.domains.countdown.grade import grade
 from modebench.domains.countdown.modes import modes
 from modebench.domains.countdown.reference import validate_reference
 
+
 def witnesses(level: int, answer: dict[str, Any]) -> list[str]:
     """One fully parenthesised expression per mode of the task, in key order."""
     return list(modes(tuple(answer["numbers"]), answer["target"]).values())

@@ -116,8 +116,10 @@ def check_sides(ref: CountdownRef, side_texts: list[str]) -> tuple[str | None, b
         except _NotCountdown:
             continue
         evaluable = True
-        if value == ref.target and len(literals) == len(ref.sorted_numbers) and sorted(literals) == list(
-            ref.sorted_numbers
+        if (
+            value == ref.target
+            and len(literals) == len(ref.sorted_numbers)
+            and sorted(literals) == list(ref.sorted_numbers)
         ):
             return "countdown:" + _key(body), True
     return None, evaluable

@@ -98,7 +98,9 @@ def _extra_columns(level: int, numbers: tuple[int, ...], count: int) -> dict[str
     if level in (4, 5):
         return {
             "scale_countdown_target_family": f"operands{len(numbers)}",
-            "scale_origin_metadata": json.dumps({"generator": GENERATOR}, sort_keys=True, separators=(",", ":")),
+            "scale_origin_metadata": json.dumps(
+                {"generator": GENERATOR}, sort_keys=True, separators=(",", ":")
+            ),
             "scale_candidate_generator": GENERATOR,
             "scale_candidate_tier": "uncalibrated",
             "scale_candidate_profile": f"level{level}_operands_{LEVELS[level].low}_{LEVELS[level].high}",

@@ -8,8 +8,7 @@ from modebench.domains._protocol import PromptTemplate
 _LEVEL1 = PromptTemplate("qwen_boxed", BOXED)
 _HARDER = PromptTemplate(
     "qwen_level2_countdown",
-    CAREFUL
-    + " Systematically combine every supplied number exactly once using +, -, *, /, and parentheses."
+    CAREFUL + " Systematically combine every supplied number exactly once using +, -, *, /, and parentheses."
     " Check the exact target before answering. Output exactly the boxed expression.",
     reference_syntax_profile="countdown_legal_v3",
 )

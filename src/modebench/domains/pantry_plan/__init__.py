@@ -12,8 +12,8 @@ from modebench.domains._protocol import Correct, DomainPlugin
 from modebench.domains.pantry_plan import prompt
 from modebench.domains.pantry_plan.check import grade_allocation, grade_mask
 from modebench.domains.pantry_plan.generate import generate
-from modebench.domains.pantry_plan.parse import candidate, parse_allocation
 from modebench.domains.pantry_plan.modes import feasible_supports
+from modebench.domains.pantry_plan.parse import candidate, parse_allocation
 from modebench.domains.pantry_plan.reference import PantryRef, validate_reference
 
 

@@ -43,23 +43,55 @@ _MILLI = Decimal("0.001")
 #: family -> (pool restricted to ids with published values, sodium cap in mg)
 FAMILIES: dict[str, tuple[tuple[str, ...], int]] = {
     "plant_protein_bowl": (
-        ("black_beans_canned", "chickpeas_canned", "hummus", "kale", "grape_tomatoes", "carrots",
-         "pumpkin_seeds", "sunflower_seeds"),
+        (
+            "black_beans_canned",
+            "chickpeas_canned",
+            "hummus",
+            "kale",
+            "grape_tomatoes",
+            "carrots",
+            "pumpkin_seeds",
+            "sunflower_seeds",
+        ),
         700,
     ),
     "breakfast_formulation": (
-        ("rolled_oats", "granny_smith_apple", "banana", "navel_orange", "almonds", "pumpkin_seeds",
-         "sunflower_seeds"),
+        (
+            "rolled_oats",
+            "granny_smith_apple",
+            "banana",
+            "navel_orange",
+            "almonds",
+            "pumpkin_seeds",
+            "sunflower_seeds",
+        ),
         100,
     ),
     "low_sodium_pantry_meal": (
-        ("black_beans_canned", "chickpeas_canned", "kale", "grape_tomatoes", "carrots", "rolled_oats",
-         "pumpkin_seeds", "sunflower_seeds"),
+        (
+            "black_beans_canned",
+            "chickpeas_canned",
+            "kale",
+            "grape_tomatoes",
+            "carrots",
+            "rolled_oats",
+            "pumpkin_seeds",
+            "sunflower_seeds",
+        ),
         300,
     ),
     "high_fiber_snack": (
-        ("granny_smith_apple", "banana", "navel_orange", "carrots", "grape_tomatoes", "almonds",
-         "pumpkin_seeds", "sunflower_seeds", "hummus"),
+        (
+            "granny_smith_apple",
+            "banana",
+            "navel_orange",
+            "carrots",
+            "grape_tomatoes",
+            "almonds",
+            "pumpkin_seeds",
+            "sunflower_seeds",
+            "hummus",
+        ),
         200,
     ),
 }
@@ -89,15 +121,24 @@ _PUBLIC = Window(("abs", "25"), ("abs", "50"), ("0.72", "1.30"), "0.62", "0.62",
 LEVELS: dict[int, LevelParams] = {
     1: LevelParams((6,), 0.25, _PUBLIC, "eval"),
     2: LevelParams((6,), 1.0, _PUBLIC, "level2_eval"),
-    3: LevelParams((6, 7, 8), 0.25,
-                   Window(("rel", "0.044"), ("rel", "0.044"), ("0.927", "1.073"), "0.85", "0.85", ("1.20", "5")),
-                   "level3_eval"),
-    4: LevelParams((6,), 0.25,
-                   Window(("zero", "0"), ("rel", "0.5"), ("0", "1.10"), "0", "0", ("1.10", "10")),
-                   "level4_eval"),
-    5: LevelParams((6, 7, 8), 0.25,
-                   Window(("rel", "0.078"), ("rel", "0.078"), ("0.87", "1.13"), "0.80", "0.80", ("1.30", "10")),
-                   "level5_eval"),
+    3: LevelParams(
+        (6, 7, 8),
+        0.25,
+        Window(("rel", "0.044"), ("rel", "0.044"), ("0.927", "1.073"), "0.85", "0.85", ("1.20", "5")),
+        "level3_eval",
+    ),
+    4: LevelParams(
+        (6,),
+        0.25,
+        Window(("zero", "0"), ("rel", "0.5"), ("0", "1.10"), "0", "0", ("1.10", "10")),
+        "level4_eval",
+    ),
+    5: LevelParams(
+        (6, 7, 8),
+        0.25,
+        Window(("rel", "0.078"), ("rel", "0.078"), ("0.87", "1.13"), "0.80", "0.80", ("1.30", "10")),
+        "level5_eval",
+    ),
 }
 _ATTRS = ("energy_kcal", "protein_g", "fiber_g", "sodium_mg")
 _TARGET_ORDER = ("mass_g", "energy_kcal", "protein_g", "fiber_g", "sodium_mg")
@@ -132,16 +173,23 @@ def render_problem(answer: Mapping[str, Any]) -> str:
             f"minimum-if-used={row['min_if_used_g']}g; energy={a['energy_kcal']}kcal, protein={a['protein_g']}g, "
             f"fiber={a['fiber_g']}g, sodium={a['sodium_mg']}mg; tags={','.join(row['tags']) or 'none'}"
         )
-    lines += ["", f"Use {answer['min_ingredients']} to {answer['max_ingredients']} ingredients.",
-              f"Forbidden tags: {', '.join(answer['forbidden_tags']) or 'none'}", "Targets:"]
+    lines += [
+        "",
+        f"Use {answer['min_ingredients']} to {answer['max_ingredients']} ingredients.",
+        f"Forbidden tags: {', '.join(answer['forbidden_tags']) or 'none'}",
+        "Targets:",
+    ]
     for name in _TARGET_ORDER:
         bounds = answer["targets"].get(name)
         if bounds:
             parts = [f"minimum {bounds['min']}"] if "min" in bounds else []
             parts += [f"maximum {bounds['max']}"] if "max" in bounds else []
             lines.append(f"- {name}: {', '.join(parts)}")
-    lines += ["", "Return only ingredient_id=grams pairs separated by semicolons inside \\boxed{}. "
-                  "Do not add a recipe name or preparation prose."]
+    lines += [
+        "",
+        "Return only ingredient_id=grams pairs separated by semicolons inside \\boxed{}. "
+        "Do not add a recipe name or preparation prose.",
+    ]
     return "\n".join(lines)
 
 
@@ -178,8 +226,14 @@ def _candidate(params: LevelParams, rng: random.Random) -> dict[str, Any] | None
     pool, cap = FAMILIES[family]
     ids = sorted(rng.sample(pool, min(rng.choice(params.rows), len(pool))))
     rows = [
-        {"id": ident, "available_g": rng.choice(AVAILABLE), "step_g": STEP, "min_if_used_g": MINIMUM,
-         "attributes_per_100g": dict(table[ident]["attributes_per_100g"]), "tags": list(table[ident]["tags"])}
+        {
+            "id": ident,
+            "available_g": rng.choice(AVAILABLE),
+            "step_g": STEP,
+            "min_if_used_g": MINIMUM,
+            "attributes_per_100g": dict(table[ident]["attributes_per_100g"]),
+            "tags": list(table[ident]["tags"]),
+        }
         for ident in ids
     ]
     forbidden: list[str] = []
@@ -195,14 +249,22 @@ def _candidate(params: LevelParams, rng: random.Random) -> dict[str, Any] | None
         grams = rng.choice(range(MINIMUM, row["available_g"] + 1, STEP))
         totals["mass_g"] += grams
         for name in _ATTRS:
-            share = DECIMAL.divide(_mul(Decimal(row["attributes_per_100g"][name]), Decimal(grams)), Decimal(100))
+            share = DECIMAL.divide(
+                _mul(Decimal(row["attributes_per_100g"][name]), Decimal(grams)), Decimal(100)
+            )
             totals[name] = DECIMAL.add(totals[name], share)
     targets = _targets(params.window, totals, cap)
     if targets is None:
         return None
     return {
-        "verifier": "pantry_plan", "pantry_version": "pantry-v1", "family": family, "ingredients": rows,
-        "min_ingredients": 2, "max_ingredients": 4, "forbidden_tags": forbidden, "targets": targets,
+        "verifier": "pantry_plan",
+        "pantry_version": "pantry-v1",
+        "family": family,
+        "ingredients": rows,
+        "min_ingredients": 2,
+        "max_ingredients": 4,
+        "forbidden_tags": forbidden,
+        "targets": targets,
         "source_ingredient_table_sha256": table_sha,
     }
 
@@ -242,15 +304,23 @@ def generate(level: int, rng: random.Random) -> dict[str, Any]:
     }
     if level == 3:
         legal, feasible = allocation_counts(ref)
-        row.update(level3_difficulty=f"rows{len(answer['ingredients'])}", level3_feasible_allocation_count=feasible,
-                   level3_legal_allocation_count=legal)
+        row.update(
+            level3_difficulty=f"rows{len(answer['ingredients'])}",
+            level3_feasible_allocation_count=feasible,
+            level3_legal_allocation_count=legal,
+        )
     elif level in (4, 5):
         tier = f"t{len(answer['forbidden_tags'])}-m{len(supports)}"
         origin = {"generator": GENERATOR, "level": level, "family": answer["family"], "seed": seed}
-        row.update(scale_candidate_generator=GENERATOR, scale_candidate_tier=tier,
-                   scale_candidate_profile=answer["family"],
-                   scale_origin_metadata=json.dumps(origin, sort_keys=True, separators=(",", ":")),
-                   scale_cell_index=len(supports), scale_generation_seed=seed, scale_bridge_law_version=GENERATOR)
+        row.update(
+            scale_candidate_generator=GENERATOR,
+            scale_candidate_tier=tier,
+            scale_candidate_profile=answer["family"],
+            scale_origin_metadata=json.dumps(origin, sort_keys=True, separators=(",", ":")),
+            scale_cell_index=len(supports),
+            scale_generation_seed=seed,
+            scale_bridge_law_version=GENERATOR,
+        )
     return row
 
 

@@ -34,8 +34,7 @@ _LEVEL1 = PromptTemplate(
 )
 _HARDER = PromptTemplate(
     "qwen_level2_pantry",
-    CAREFUL
-    + " Prefer allowed high-energy/protein, very-low-sodium ingredients, especially seeds or oats."
+    CAREFUL + " Prefer allowed high-energy/protein, very-low-sodium ingredients, especially seeds or oats."
     " Choose stepped amounts, check every bound, and output 2 to 4 ingredient_id=grams pairs.",
     reference_syntax_profile="domain_legal_v1",
 )

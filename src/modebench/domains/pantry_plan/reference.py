@@ -245,7 +245,9 @@ def _build(
                 # Astronomic exponents: leave the arithmetic (and its failure) to grading time,
                 # where the reference meets it too; validation itself must not fail here.
                 table = None
-        built.append(Row(row.id, row.available, row.step, row.minimum, bool(row.tags & forbidden), values, table))
+        built.append(
+            Row(row.id, row.available, row.step, row.minimum, bool(row.tags & forbidden), values, table)
+        )
     return PantryRef(
         rows=tuple(built),
         by_id=MappingProxyType({row.id: row for row in built}),

@@ -1,0 +1,44 @@
+"""The graph-coloring domain: proper 3-colourings of small graphs with some colours shown.
+
+A response names the colours of the hidden vertices (or of all vertices); its mode key is the
+complete colouring ``graph_coloring:<c1..cn>``.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import Any
+
+from modebench.domains._protocol import DomainPlugin, Incorrect
+from modebench.domains.graph_coloring import prompt
+from modebench.domains.graph_coloring.generate import generate
+from modebench.domains.graph_coloring.grade import grade
+from modebench.domains.graph_coloring.reference import validate_reference
+
+
+def witnesses(level: int, answer: dict[str, Any]) -> list[str]:
+    """Every completion, written as the hidden vertices' colours (all colours without hidden ones)."""
+    ref = validate_reference(level, answer)
+    width = len(ref.hidden) or ref.n
+    found: dict[str, str] = {}
+    for digits in product("123", repeat=width):
+        text = ", ".join(digits)
+        try:
+            found.setdefault(grade(level, ref, text).key, text)
+        except Incorrect:
+            continue
+    return list(found.values())
+
+
+PLUGIN = DomainPlugin(
+    name="graph_coloring",
+    verifiers=("graph_coloring",),
+    deadline_seconds=2.0,
+    validate_reference=validate_reference,
+    grade=grade,
+    prompt=prompt.template,
+    generate=generate,
+    witnesses=witnesses,
+)
+
+__all__ = ["PLUGIN"]

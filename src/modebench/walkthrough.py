@@ -1,0 +1,63 @@
+"""The offline five-domain example: ``modebench walkthrough --directory DIR``.
+
+The bundle (``walkthrough_tasks.json``) was made by this project's own generators (see
+``ops/make_walkthrough.py``): five Level-1 tasks, four saved responses each — two correct answers
+in different modes, one wrong, one malformed — so walkthrough → evaluate → report runs offline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from modebench.prompts import make_messages
+from modebench.reporting import summarize
+from modebench.validation import InputError
+
+__all__ = ["bundle", "export", "summarize"]
+
+
+def bundle() -> dict[str, Any]:
+    """The packaged walkthrough document."""
+    text = resources.files("modebench").joinpath("walkthrough_tasks.json").read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def export(directory: str | os.PathLike[str]) -> dict[str, Any]:
+    """Write tasks, responses, run metadata and expectations into a new directory."""
+    target = Path(directory)
+    if target.exists():
+        raise InputError(f"walkthrough destination already exists: {directory}")
+    data = bundle()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = target.parent / f".modebench-walkthrough-{secrets.token_hex(6)}"
+    temp.mkdir()
+    try:
+        tasks = []
+        for record in data["records"]:
+            messages = make_messages(record["level"], record["domain"], record)
+            tasks.append(
+                {key: record[key] for key in ("id", "level", "domain", "problem")} | {"messages": messages}
+            )
+        (temp / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks), encoding="utf-8")
+        (temp / "responses.jsonl").write_text(
+            "".join(json.dumps(r) + "\n" for r in data["records"]), encoding="utf-8"
+        )
+        (temp / "run.json").write_text(json.dumps(data["run"], indent=2) + "\n", encoding="utf-8")
+        (temp / "expected.json").write_text(json.dumps(data["expected"], indent=2) + "\n", encoding="utf-8")
+        os.rename(temp, target)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+    return {
+        "directory": str(directory),
+        "domains": len(data["records"]),
+        "responses_per_prompt": 4,
+        "next": f"modebench evaluate {directory}/responses.jsonl --run {directory}/run.json --output {directory}/report.json",
+    }
