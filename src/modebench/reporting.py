@@ -134,6 +134,22 @@ def iter_prompt_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]
         raise InputError("detailed-result count mismatch")
 
 
+def iter_cell_results(path: str | os.PathLike[str]) -> Iterator[tuple[int, str, int, dict[str, Any]]]:
+    """``(level, domain, k, per-prompt result)`` for every prompt (v4 journal or v3 cells)."""
+    payload = read_report(path)
+    if payload["schema"] == V3:
+        for cell in payload["cells"]:
+            for result in cell.get("prompt_results", []):
+                yield cell["level"], cell["domain"], cell["k"], result
+        return
+    with open(journal_path(path, payload), "rb") as handle:
+        for index, line in enumerate(handle):
+            entry = loads(line)
+            if not isinstance(entry, dict) or entry.get("sequence") != index:
+                raise InputError("detailed-result sequence mismatch")
+            yield entry["level"], entry["domain"], entry["k"], entry["result"]
+
+
 def _g(value: Any) -> str:
     if value is None:
         return "null"
@@ -165,4 +181,11 @@ def summarize(payload: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["MAX_RESULT_LINE_BYTES", "SCHEMAS", "iter_prompt_results", "read_report", "summarize"]
+__all__ = [
+    "MAX_RESULT_LINE_BYTES",
+    "SCHEMAS",
+    "iter_cell_results",
+    "iter_prompt_results",
+    "read_report",
+    "summarize",
+]

@@ -1,0 +1,139 @@
+"""Difficulty calibration from a pilot evaluation, and a stratified dev/test selection.
+
+Each task's pass rate is its accuracy in the pilot (the share of its saved draws that verified).
+Tasks are stratified easy (> 0.8), medium (0.4–0.8) and hard (< 0.4); tasks always or never solved
+are flagged non-discriminating — they cannot separate two models. The dev/test firewall: the
+selection splits each (cell, stratum) group with a recorded seed, so a team tunes on dev and
+reports on test, and anyone can re-derive the split from the receipt and the seed.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections import defaultdict
+from typing import Any
+
+from modebench.identity import file_sha256
+from modebench.reporting import iter_cell_results, read_report
+from modebench.validation import InputError
+
+EASY_ABOVE = 0.8
+HARD_BELOW = 0.4
+SCHEMA = "modebench-calibration-v1"
+
+
+def stratum(pass_rate: float) -> str:
+    if pass_rate > EASY_ABOVE:
+        return "easy"
+    if pass_rate < HARD_BELOW:
+        return "hard"
+    return "medium"
+
+
+def calibrate(
+    receipt: str | os.PathLike[str],
+    *,
+    seed: int = 0,
+    dev_fraction: float = 0.5,
+    keep_non_discriminating: bool = False,
+) -> dict[str, Any]:
+    """Per-task strata, per-cell summaries and a seeded stratified dev/test selection."""
+    if not 0 < dev_fraction < 1:
+        raise InputError("--dev-fraction must be between 0 and 1")
+    payload = read_report(receipt)
+    if payload["evaluation"]["status"] != "completed":
+        raise InputError("calibration requires a completed receipt: scores of a failed run are unavailable")
+    tasks = []
+    for level, domain, k, result in iter_cell_results(receipt):
+        rate = result["accuracy"]
+        tasks.append(
+            {
+                "id": result["id"],
+                "level": level,
+                "domain": domain,
+                "k": k,
+                "pass_rate": rate,
+                "stratum": stratum(rate),
+                "discriminating": 0.0 < rate < 1.0,
+            }
+        )
+    cells: dict[tuple[int, str, int], dict[str, Any]] = {}
+    for task in tasks:
+        cell = cells.setdefault(
+            (task["level"], task["domain"], task["k"]),
+            {
+                "level": task["level"],
+                "domain": task["domain"],
+                "k": task["k"],
+                "tasks": 0,
+                "easy": 0,
+                "medium": 0,
+                "hard": 0,
+                "non_discriminating": 0,
+                "pass_rate_sum": 0.0,
+            },
+        )
+        cell["tasks"] += 1
+        cell[task["stratum"]] += 1
+        cell["non_discriminating"] += not task["discriminating"]
+        cell["pass_rate_sum"] += task["pass_rate"]
+    summaries = []
+    for key in sorted(cells):
+        cell = cells[key]
+        cell["mean_pass_rate"] = cell.pop("pass_rate_sum") / cell["tasks"]
+        summaries.append(cell)
+    return {
+        "schema": SCHEMA,
+        "receipt_sha256": file_sha256(receipt),
+        "thresholds": {"easy_above": EASY_ABOVE, "hard_below": HARD_BELOW},
+        "cells": summaries,
+        "tasks": tasks,
+        "selection": select(
+            tasks, seed=seed, dev_fraction=dev_fraction, keep_non_discriminating=keep_non_discriminating
+        ),
+    }
+
+
+def select(
+    tasks: list[dict[str, Any]], *, seed: int, dev_fraction: float, keep_non_discriminating: bool
+) -> dict[str, Any]:
+    """Split every (level, domain, k, stratum) group into dev and test with ``Random(seed)``."""
+    groups: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+    for task in tasks:
+        if task["discriminating"] or keep_non_discriminating:
+            groups[(task["level"], task["domain"], task["k"], task["stratum"])].append(task["id"])
+    rng = random.Random(seed)
+    dev: list[str] = []
+    test: list[str] = []
+    for key in sorted(groups):
+        ids = sorted(groups[key])
+        rng.shuffle(ids)
+        cut = round(len(ids) * dev_fraction)
+        dev.extend(ids[:cut])
+        test.extend(ids[cut:])
+    return {
+        "seed": seed,
+        "dev_fraction": dev_fraction,
+        "non_discriminating_excluded": not keep_non_discriminating,
+        "dev": sorted(dev),
+        "test": sorted(test),
+    }
+
+
+def render(calibration: dict[str, Any]) -> str:
+    """Plain-text report: one line per cell."""
+    lines = ["level domain k tasks easy medium hard non_discriminating mean_pass_rate"]
+    for cell in calibration["cells"]:
+        lines.append(
+            f"{cell['level']} {cell['domain']} {cell['k']} {cell['tasks']} {cell['easy']} {cell['medium']} "
+            f"{cell['hard']} {cell['non_discriminating']} {format(cell['mean_pass_rate'], 'g')}"
+        )
+    selection = calibration["selection"]
+    lines.append(
+        f"selection seed {selection['seed']}: {len(selection['dev'])} dev, {len(selection['test'])} test tasks"
+    )
+    return "\n".join(lines)
+
+
+__all__ = ["calibrate", "render", "select", "stratum"]

@@ -1,0 +1,101 @@
+"""Suite-building commands: ``build`` (fresh frozen release), ``calibrate``, ``power``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from modebench.publish import atomic_output
+
+
+def _calibrate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from modebench.calibrate import calibrate, render
+
+    result = calibrate(
+        args.receipt,
+        seed=args.seed,
+        dev_fraction=args.dev_fraction,
+        keep_non_discriminating=args.keep_non_discriminating,
+    )
+    if args.output is not None:
+        with atomic_output(args.output) as handle:
+            handle.write(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2) if args.json else render(result))
+    return 0
+
+
+def _power(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from modebench.power import detectable_delta, items_needed
+
+    if (args.delta is None) == (args.items is None):
+        raise ValueError("give exactly one of --delta (items needed) or --items (detectable difference)")
+    if args.items is not None:
+        delta = detectable_delta(args.items, args.discordant, args.alpha, args.power)
+        result: dict[str, Any] = items_needed(
+            delta, args.discordant, args.alpha, args.power, args.draws
+        ).as_dict()
+        result["items"] = args.items
+        result["responses"] = args.items * args.draws
+        result["detectable_delta"] = delta
+    else:
+        result = items_needed(args.delta, args.discordant, args.alpha, args.power, args.draws).as_dict()
+    if args.json:
+        print(json.dumps(result, indent=2))
+    elif args.items is not None:
+        print(f"minimum detectable difference with {args.items} items: {result['detectable_delta']:.4f}")
+    else:
+        print(
+            f"items needed: {result['items']} ({result['responses']} responses at {args.draws} draws per prompt)"
+        )
+    return 0
+
+
+def _build(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from modebench.release import build_release
+
+    summary = build_release(
+        args.output,
+        seed=args.seed,
+        configs=args.configs,
+        rows={"eval": args.rows_eval, "dev": args.rows_dev, "train": args.rows_train},
+    )
+    print(json.dumps(summary))
+    return 0
+
+
+def add_commands(commands: Any) -> None:
+    build = commands.add_parser("build", help="generate a fresh, never-published frozen release")
+    build.add_argument("--output", required=True)
+    build.add_argument("--seed", type=int, required=True)
+    build.add_argument("--configs", default="all", help="comma-separated level<L>_<domain> names, or all")
+    build.add_argument("--rows-eval", type=int, default=128)
+    build.add_argument("--rows-dev", type=int, default=0)
+    build.add_argument("--rows-train", type=int, default=0)
+    build.set_defaults(handler=_build)
+
+    calibrate = commands.add_parser(
+        "calibrate", help="difficulty strata and a dev/test split from a pilot receipt"
+    )
+    calibrate.add_argument("receipt")
+    calibrate.add_argument("--seed", type=int, default=0)
+    calibrate.add_argument("--dev-fraction", type=float, default=0.5)
+    calibrate.add_argument("--keep-non-discriminating", action="store_true")
+    calibrate.add_argument("--output", help="also write the calibration JSON here (never overwritten)")
+    calibrate.add_argument("--json", action="store_true")
+    calibrate.set_defaults(handler=_calibrate)
+
+    power = commands.add_parser("power", help="items needed for a paired accuracy comparison (McNemar)")
+    power.add_argument("--delta", type=float)
+    power.add_argument("--items", type=int)
+    power.add_argument("--discordant", type=float, required=True)
+    power.add_argument("--alpha", type=float, default=0.05)
+    power.add_argument("--power", type=float, default=0.8)
+    power.add_argument(
+        "--draws", type=int, default=1, help="draws per prompt (reported as the generation budget)"
+    )
+    power.add_argument("--json", action="store_true")
+    power.set_defaults(handler=_power)
+
+
+__all__ = ["add_commands"]

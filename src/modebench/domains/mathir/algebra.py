@@ -1,0 +1,211 @@
+"""Symbolic side of MathIR: SymPy conversion, ``cancel`` normalisation, the key printer, target.
+
+The state is kept as SymPy expressions: converting a ``cancel`` result to the reference's
+normalised tree and rebuilding it gives back the identical SymPy object (spec §3.4 d), so only
+the *representability* check of the tree conversion is needed, and the printer doubles as that
+check. All caches here are keyed by immutable values (raw trees, SymPy expressions), so they are
+shared between every reference of a family (keys are symbolic; bindings never enter the state).
+Cache sizes are bounded so a long-lived worker stays far below its 1 GiB address-space cap.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import lru_cache
+
+import sympy
+from sympy import Expr, Poly, Rational, Symbol, cancel, expand, together
+from sympy.polys.polyerrors import CoercionFailed, PolynomialError
+
+from modebench.domains.mathir.expr import EvalError, Tree
+
+X = Symbol("x")
+
+
+class Unsupported(Exception):
+    """A normalised side is not representable (a power other than -1, ``zoo``, …)."""
+
+
+class NoTarget(Exception):
+    """The initial equation has no unique rational solution under the bindings."""
+
+
+@lru_cache(maxsize=8192)
+def to_sympy(tree: Tree) -> Expr:
+    """Raw tree → SymPy with the plain operators (true division; SymPy auto-evaluation applies)."""
+    if isinstance(tree, str):
+        return Symbol(tree)
+    op = tree[0]
+    if op == "neg":
+        return -to_sympy(tree[1])
+    left = to_sympy(tree[1])
+    right = to_sympy(tree[2])
+    if op == "add":
+        return left + right
+    if op == "sub":
+        return left - right
+    if op == "mul":
+        return left * right
+    return left / right
+
+
+def _gather(expr: Expr, kind: type, out: list[str]) -> None:
+    # Same-kind children are spliced in (flattening), everything else printed.
+    for arg in expr.args:
+        if isinstance(arg, kind):
+            _gather(arg, kind, out)
+        else:
+            out.append(show(arg))
+
+
+@lru_cache(maxsize=32768)
+def show(expr: Expr) -> str:
+    """The canonical printer of §4.1; raises Unsupported for anything outside the tree kinds."""
+    if expr.is_Symbol:
+        return str(expr.name)
+    if expr.is_Integer:
+        return str(int(expr))
+    if expr.is_Rational:
+        return f"rat({expr.p},{expr.q})"
+    if expr.is_Add or expr.is_Mul:
+        kind = sympy.Add if expr.is_Add else sympy.Mul
+        parts: list[str] = []
+        _gather(expr, kind, parts)
+        parts.sort()
+        return ("add(" if expr.is_Add else "mul(") + ",".join(parts) + ")"
+    if expr.is_Pow and expr.exp == -1:
+        return "inv(" + show(expr.base) + ")"
+    raise Unsupported(f"unsupported term {expr}")
+
+
+def normalise(expr: Expr) -> tuple[Expr, str] | None:
+    """``cancel`` one side and print it; None when the result is not representable."""
+    result = cancel(expr)
+    try:
+        return result, show(result)
+    except Unsupported:
+        return None
+
+
+@lru_cache(maxsize=32768)
+def apply(side: Expr, op: str, arg: Expr) -> tuple[Expr, str] | None:
+    """One side after ``cancel(side op arg)``, with its printed form; None if unrepresentable."""
+    if op == "add":
+        combined = side + arg
+    elif op == "sub":
+        combined = side - arg
+    elif op == "mul":
+        combined = side * arg
+    else:
+        combined = side / arg
+    return normalise(combined)
+
+
+# A fixed generic point (distinct odd fractions) for the numeric isolation probe.
+_PROBE = {name: Fraction(2 * i + 3, 7 + 2 * (i % 5)) for i, name in enumerate("abcdefghijklmnopqrstuvwxyz")}
+
+
+@lru_cache(maxsize=16384)
+def _probe(expr: Expr) -> Fraction | None:
+    try:
+        return value(expr, _PROBE)
+    except EvalError:
+        return None
+
+
+def probe_isolates(lhs: Expr, rhs: Expr, op: str, arg: Expr) -> bool:
+    """False only if neither ``cancel(lhs op arg)`` nor ``cancel(rhs op arg)`` can be ``x``.
+
+    ``cancel`` preserves a rational function's value wherever it is defined, so a defined value
+    at one point that differs from x's value there proves the side is not ``x``. Anything the
+    probe cannot evaluate (other powers, a zero at the probe point) answers True (→ exact path).
+    """
+    a = _probe(arg)
+    if a is None:
+        return True
+    target_x = _PROBE["x"]
+    for side in (lhs, rhs):
+        s = _probe(side)
+        if s is None:
+            return True
+        if op == "add":
+            combined = s + a
+        elif op == "sub":
+            combined = s - a
+        elif op == "mul":
+            combined = s * a
+        elif a == 0:
+            return True
+        else:
+            combined = s / a
+        if combined == target_x:
+            return True
+    return False
+
+
+def value(expr: Expr, bindings: dict[str, Fraction]) -> Fraction:
+    """Exact value of a normalised side (x has no value; reciprocal of zero is an error)."""
+    if expr.is_Symbol:
+        try:
+            return bindings[expr.name]
+        except KeyError:
+            raise EvalError(f"symbol {expr.name!r} has no value") from None
+    if expr.is_Rational:
+        return Fraction(int(expr.p), int(expr.q))
+    if expr.is_Add:
+        total = Fraction(0)
+        for arg in expr.args:
+            total += value(arg, bindings)
+        return total
+    if expr.is_Mul:
+        product = Fraction(1)
+        for arg in expr.args:
+            product *= value(arg, bindings)
+        return product
+    if expr.is_Pow and expr.exp == -1:
+        base = value(expr.base, bindings)
+        if base == 0:
+            raise EvalError("reciprocal of zero")
+        return 1 / base
+    raise EvalError(f"cannot evaluate {expr}")
+
+
+def target(lhs: Expr, rhs: Expr, bindings: dict[str, Fraction]) -> Fraction:
+    """The true solution, by exactly the reference's SymPy procedure (§3.5), quirks included.
+
+    Substituting a zero binding into a denominator yields ``zoo`` terms that SymPy still turns
+    into a "solution"; that is the reference's behaviour and is kept on purpose (vector v87).
+    """
+    values = {Symbol(name): Rational(v.numerator, v.denominator) for name, v in bindings.items()}
+    try:
+        reduced = cancel((lhs - rhs).subs(values))
+        numerator, denominator = together(reduced).as_numer_denom()
+        if X in denominator.free_symbols:
+            raise NoTarget("x in a denominator")
+        poly = Poly(expand(numerator), X)
+        if poly.degree() != 1:
+            raise NoTarget("equation is not linear in x")
+        slope = poly.coeff_monomial(X)
+        offset = poly.coeff_monomial(1)
+        if slope == 0:
+            raise NoTarget("x coefficient is zero")
+        solution = cancel(-offset / slope)
+    except (PolynomialError, CoercionFailed, ZeroDivisionError, TypeError, ValueError) as exc:
+        raise NoTarget(f"cannot solve the initial equation: {type(exc).__name__}") from None
+    if not isinstance(solution, Rational):
+        raise NoTarget("solution is not rational")
+    return Fraction(int(solution.p), int(solution.q))
+
+
+__all__ = [
+    "NoTarget",
+    "Unsupported",
+    "X",
+    "apply",
+    "probe_isolates",
+    "normalise",
+    "show",
+    "target",
+    "to_sympy",
+    "value",
+]

@@ -1,0 +1,140 @@
+"""Execution of a parsed program (spec §3.4) and the canonical key (§4.2); grade entry point.
+
+Every execution failure is ``incorrect``. A program's outcome depends only on the reference and
+the program value, so outcomes are memoised in ``ParsedRef.memo`` (bounded); the symbolic
+transitions themselves are memoised in :mod:`.algebra` across references.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sympy import Expr
+
+from modebench.domains._protocol import Correct, Incorrect, Malformed
+from modebench.domains.mathir.algebra import X, apply, probe_isolates
+from modebench.domains.mathir.algebra import value as side_value
+from modebench.domains.mathir.expr import EvalError
+from modebench.domains.mathir.parse import ProgramError, candidate, parse_free_program, parse_menu_program
+from modebench.domains.mathir.reference import MEMO_LIMIT, Command, ParsedRef, command
+
+
+class _Fail(Exception):
+    pass
+
+
+def terminal_error(ref: ParsedRef, lhs: Expr, rhs: Expr) -> str | None:
+    """Checks (f)-(h) of §3.4 on a final state: why it is not an accepted end state, or None."""
+    if lhs == X:
+        answer = rhs
+    elif rhs == X:
+        answer = lhs
+    else:
+        return "x is not isolated"
+    if X in answer.free_symbols:
+        return "answer side contains x"
+    try:
+        found = side_value(answer, ref.bindings)  # type: ignore[arg-type]
+    except EvalError as exc:
+        return str(exc)
+    return None if found == ref.target else "wrong solution"
+
+
+def trajectory(ref: ParsedRef, commands: Sequence[Command]) -> list[str]:
+    """State key-strings after each step; raises _Fail on any illegal step or repeated state."""
+    lhs, rhs = ref.lhs, ref.rhs
+    visited = {ref.start_key}
+    keys: list[str] = []
+    for step in commands:
+        if step.illegal is not None:
+            raise _Fail(step.illegal)
+        new_lhs = apply(lhs, step.op, step.arg_expr)
+        new_rhs = apply(rhs, step.op, step.arg_expr)
+        if new_lhs is None or new_rhs is None:
+            raise _Fail("normalised state is not representable (power other than -1)")
+        key = f"eq({new_lhs[1]},{new_rhs[1]})"
+        if key in visited:
+            raise _Fail("repeated state")
+        visited.add(key)
+        keys.append(key)
+        lhs, rhs = new_lhs[0], new_rhs[0]
+    reason = terminal_error(ref, lhs, rhs)
+    if reason is not None:
+        raise _Fail(reason)
+    return keys
+
+
+def outcome(
+    ref: ParsedRef, program: tuple[Any, ...], commands: Callable[[], list[Command]]
+) -> tuple[bool, str]:
+    """(True, canonical key) or (False, reason), memoised per program value.
+
+    ``commands`` builds the executable steps lazily, so a memo hit costs only the lookup.
+    """
+    hit = ref.memo.get(program)
+    if hit is not None:
+        return hit
+    try:
+        result = (True, ref.prefix + ">".join(trajectory(ref, commands())))
+    except _Fail as exc:
+        result = (False, str(exc))
+    if len(ref.memo) < MEMO_LIMIT:
+        ref.memo[program] = result
+    return result
+
+
+def grade(level: int, ref: ParsedRef, text: str) -> Correct:
+    """Extraction → grammar (malformed) → execution (incorrect) → canonical key."""
+    found = candidate(text)
+    if found is None:
+        raise Malformed("no MathIR program candidate")
+    try:
+        if ref.menu:
+            ids = parse_menu_program(found, ref.action_ids, ref.max_steps)
+            ok, detail = outcome(ref, ids, lambda: [ref.actions[i] for i in ids])
+        else:
+            steps = parse_free_program(found, ref.symbols, ref.max_steps)
+            ok, detail = outcome(ref, steps, lambda: [command(op, arg, ref.bindings) for op, arg in steps])
+    except ProgramError as exc:
+        raise Malformed(str(exc)) from None
+    if not ok:
+        raise Incorrect(detail)
+    return Correct(detail)
+
+
+def support(ref: ParsedRef) -> dict[str, tuple[str, ...]]:
+    """Every admitted canonical key of a menu reference with one witness ID sequence (§6.4).
+
+    Depth-first over action IDs in menu order with a per-path visited set seeded with the
+    initial state; failing transitions and repeated states are skipped; terminal states are
+    recorded and the search always continues below them (paths may pass an isolated state).
+    A last step can only be recorded if one side becomes exactly ``x``; :func:`probe_isolates`
+    rules most of those out numerically before any ``cancel`` is paid for.
+    """
+    found: dict[str, tuple[str, ...]] = {}
+
+    def walk(
+        lhs: Expr, rhs: Expr, keys: tuple[str, ...], ids: tuple[str, ...], visited: frozenset[str]
+    ) -> None:
+        last = len(ids) + 1 == ref.max_steps
+        for action_id, step in ref.actions.items():
+            if step.illegal is not None:
+                continue
+            if last and not probe_isolates(lhs, rhs, step.op, step.arg_expr):
+                continue
+            new_lhs = apply(lhs, step.op, step.arg_expr)
+            new_rhs = apply(rhs, step.op, step.arg_expr)
+            if new_lhs is None or new_rhs is None:
+                continue
+            key = f"eq({new_lhs[1]},{new_rhs[1]})"
+            if key in visited:
+                continue
+            path = (*keys, key)
+            if terminal_error(ref, new_lhs[0], new_rhs[0]) is None:
+                found.setdefault(ref.prefix + ">".join(path), (*ids, action_id))
+            if not last:
+                walk(new_lhs[0], new_rhs[0], path, (*ids, action_id), visited | {key})
+
+    walk(ref.lhs, ref.rhs, (), (), frozenset((ref.start_key,)))
+    return found
