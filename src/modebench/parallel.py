@@ -33,7 +33,8 @@ def grade_prompt(worker: BoundedWorker, prepared: dict[str, Any]) -> list[dict[s
     for index, text in enumerate(texts):
         if len(text) > MAX_RESPONSE_CHARS:
             attempts[index] = result("resource_limit", detail="response character limit exceeded")
-        elif fixed + encoded_size(text) > MAX_REQUEST_BYTES:
+        # No character escapes to more than 12 bytes: only long texts need the exact size.
+        elif fixed + 12 * len(text) + 2 > MAX_REQUEST_BYTES and fixed + encoded_size(text) > MAX_REQUEST_BYTES:
             attempts[index] = result("resource_limit", detail="request byte limit exceeded")
         else:
             pending.setdefault(text, []).append(index)  # identical responses are graded once
@@ -96,10 +97,8 @@ class ParallelGrader:
         self, items: Iterable[tuple[int, dict[str, Any]]]
     ) -> Iterator[tuple[int, dict[str, Any], list[dict[str, Any]]]]:
         """Yield ``(seq, prepared, attempts)`` in the order the items were given."""
-        if self.workers == 1:
-            for seq, prepared in items:
-                yield seq, prepared, self._grade(prepared)
-            return
+        # Even one worker is driven from a grading thread: the worker grades prompt n+1 while
+        # this thread commits prompt n, so the two cores overlap. Results stay in input order.
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="modebench-grader")
         window: deque[tuple[int, dict[str, Any], Future[list[dict[str, Any]]]]] = deque()

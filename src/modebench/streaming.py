@@ -8,6 +8,7 @@ atomic publication). A run killed at any moment resumes to the same receipt cell
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -140,7 +141,9 @@ def evaluate_file(
     }
     with _ledger.checkpoint(directory, resume) as ledger:
         try:
-            return _run(ledger, source, output, software, raw_options, data_root, resume, progress, workers, registry)
+            return _run(
+                ledger, source, output, software, raw_options, data_root, resume, progress, workers, registry
+            )
         except (InputError, VerifierExecutionError):
             # A checkpoint whose preflight failed holds nothing graded: remove it so that a corrected
             # input can simply be run again (the reference leaves it behind; hazard 7).
@@ -296,7 +299,7 @@ def _check_ledger(ledger: _ledger.Ledger) -> int:
     ):
         if seq != position or prepared_sha != _ledger.sha256_hex(prepared_json):
             raise InputError("checkpoint prepared-record identity mismatch")
-        prepared = loads(prepared_json)
+        prepared = json.loads(prepared_json)
         if (level, domain, k) != (prepared["level"], prepared["domain"], len(prepared["raw"]["responses"])):
             raise InputError("checkpoint cell identity mismatch")
         raw_text = canonical(prepared["raw"])
@@ -332,7 +335,7 @@ def _repair_journal(ledger: _ledger.Ledger, journal: Path) -> Any:
         for seq, prepared_json, result_json in ledger.rows(
             "prepared_json, result_json", "result_json IS NOT NULL"
         ):
-            line = _journal_line(seq, loads(prepared_json), result_json)
+            line = _journal_line(seq, json.loads(prepared_json), result_json)
             handle.write(line)
             digest.update(line.encode("utf-8"))
     return digest
@@ -350,7 +353,8 @@ def _grade(
     _event(progress, "grading", done, count)
     if done == count:
         return
-    pending = ((seq, loads(text)) for seq, text in ledger.rows("prepared_json", "result_json IS NULL", done))
+    # Ledger rows were written by this module as canonical JSON: the plain decoder suffices.
+    pending = ((seq, json.loads(text)) for seq, text in ledger.rows("prepared_json", "result_json IS NULL", done))
     with ParallelGrader(workers) as grader, open(journal, "a", encoding="utf-8", newline="") as handle:
         group: list[str] = []
         started = time.monotonic()
@@ -392,7 +396,7 @@ def _publish(
     counts: dict[str, int] = {}
     cells: dict[tuple[int, str, int], metrics.CellAccumulator] = {}
     for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result_json"):
-        result = loads(result_json)
+        result = json.loads(result_json)
         for attempt in result["draws"][0]["attempts"]:
             counts[attempt["status"]] = counts.get(attempt["status"], 0) + 1
         accumulator = cells.setdefault((level, domain, k), metrics.CellAccumulator())
