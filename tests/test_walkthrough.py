@@ -24,7 +24,13 @@ PCMD uses only verified answers; reportable=false means insufficient eligible pr
 
 def test_bundle_grades_as_documented() -> None:
     data = bundle()
-    assert [r["domain"] for r in data["records"]] == ["countdown", "graph_coloring", "python_factors", "mathir", "pantry_plan"]
+    assert [r["domain"] for r in data["records"]] == [
+        "countdown",
+        "graph_coloring",
+        "python_factors",
+        "mathir",
+        "pantry_plan",
+    ]
     for record in data["records"]:
         results = [grade_in_process(1, record["domain"], record, text) for text in record["responses"]]
         assert [r["status"] for r in results] == ["correct", "correct", "incorrect", "malformed"]
@@ -36,19 +42,34 @@ def test_quick_start_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert main(["walkthrough", "--directory", str(demo)]) == 0
     exported = json.loads(capsys.readouterr().out)
     assert exported["domains"] == 5 and exported["responses_per_prompt"] == 4
-    assert sorted(p.name for p in demo.iterdir()) == ["expected.json", "responses.jsonl", "run.json", "tasks.jsonl"]
+    assert sorted(p.name for p in demo.iterdir()) == [
+        "expected.json",
+        "responses.jsonl",
+        "run.json",
+        "tasks.jsonl",
+    ]
     assert all("answer" not in json.loads(line) for line in (demo / "tasks.jsonl").read_text().splitlines())
     with pytest.raises(SystemExit) as exists:
         main(["walkthrough", "--directory", str(demo)])
     assert exists.value.code == 2
     assert "walkthrough destination already exists" in capsys.readouterr().err
-    args = [str(demo / "responses.jsonl"), "--run", str(demo / "run.json"), "--output", str(demo / "report.json")]
+    args = [
+        str(demo / "responses.jsonl"),
+        "--run",
+        str(demo / "run.json"),
+        "--output",
+        str(demo / "report.json"),
+    ]
     assert main(["evaluate", *args]) == 0
     captured = capsys.readouterr()
     summary = json.loads(captured.out)
     assert summary == {
-        "output": str((demo / "report.json").resolve()), "cells": 5, "prompts": 5, "dataset_kind": "custom",
-        "status": "completed", "work_dir": str((demo / "report.json.work").resolve()),
+        "output": str((demo / "report.json").resolve()),
+        "cells": 5,
+        "prompts": 5,
+        "dataset_kind": "custom",
+        "status": "completed",
+        "work_dir": str((demo / "report.json.work").resolve()),
     }
     events = [json.loads(line) for line in captured.err.splitlines()]
     assert [e["phase"] for e in events] == ["validating", "validated", "grading", "finalizing", "complete"]

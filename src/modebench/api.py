@@ -11,7 +11,6 @@ from modebench.api_types import (
     CellSummary,
     ChatMessage,
     DiversitySummary,
-    Domain,
     EvaluationOptions,
     EvaluationReceipt,
     EvaluationStatus,
@@ -118,7 +117,7 @@ def _cell(cell: dict[str, Any]) -> CellSummary:
     pcmd = cell["pcmd"]
     return CellSummary(
         level=normalize_level(cell["level"]),
-        domain=cast(Domain, normalize_domain(cell["domain"])),
+        domain=normalize_domain(cell["domain"]),
         k=int(cell["k"]),
         accuracy=cell["accuracy"],
         pass_at_k=cell["pass_at_k"],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final, Literal, cast
+from typing import Final, Literal
 
 Domain = Literal["countdown", "graph_coloring", "python_factors", "mathir", "pantry_plan"]
 
@@ -47,7 +47,7 @@ def normalize_domain(domain: object) -> Domain:
     """Return the canonical domain name (``pantry`` is an alias); raise ``ValueError`` otherwise."""
     if isinstance(domain, str):
         if domain in DOMAINS:
-            return cast(Domain, domain)
+            return domain
         alias = DOMAIN_ALIASES.get(domain)
         if alias is not None:
             return alias
