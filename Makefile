@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO ?= demo-run
 
-.PHONY: demo check test quality lint typecheck bench dist clean
+.PHONY: demo check test quality lint typecheck release-files inventory bench dist check-install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,14 @@ check: test quality
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-quality: lint typecheck
+quality: lint typecheck release-files
+
+## release-files: the release inventory matches the tree (refresh with `make inventory`)
+release-files: $(STAMP)
+	$(BIN)/python ops/verify_release.py
+
+inventory: $(STAMP)
+	$(BIN)/python ops/verify_release.py --refresh
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests ops
@@ -41,10 +48,15 @@ typecheck: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python ops/benchmark_grading.py
 
+## dist: the sdist, then the wheel built from that sdist
 dist: $(STAMP)
 	rm -rf dist
-	$(BIN)/python -m build --sdist --outdir dist .
-	$(BIN)/python -m build --wheel --outdir dist dist/modebench-*.tar.gz
+	$(BIN)/python -m build --outdir dist .
+
+## check-install: install the wheel and the sdist in fresh venvs outside the checkout and exercise them
+check-install: dist
+	$(BIN)/python ops/check_install.py --artifact dist/modebench-*.whl --profile data
+	$(BIN)/python ops/check_install.py --artifact dist/modebench-*.tar.gz --profile core
 
 clean:
 	rm -rf $(VENV) dist build $(DEMO) .pytest_cache .mypy_cache .ruff_cache

@@ -102,8 +102,12 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise InputError("--progress-every must be nonnegative")
     run = loads(Path(args.run).read_bytes()) if args.run is not None else None
     data_root = args.data_root
+    registry = args.registry
     if args.config is not None:
-        from modebench import data
+        from modebench import data, dataset_cache
+
+        if registry is not None:  # read once; the evaluator re-checks the split against it
+            registry = dataset_cache.load_registry(registry, offline=args.offline, cache_dir=args.cache_dir)
 
         data_root = data.resolve_data_root(
             args.config,
@@ -111,7 +115,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             data_root=args.data_root,
             cache_dir=args.cache_dir,
             offline=args.offline,
-            registry=args.registry,
+            registry=registry,
         )
     try:
         summary = evaluate_file(
@@ -123,7 +127,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             config=args.config,
             split=args.split,
             allow_partial=args.allow_partial,
-            registry=args.registry,
+            registry=registry,
             work_dir=args.work_dir,
             resume=args.resume,
             progress=_ProgressPrinter(args.progress_every),
@@ -196,6 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
     report_cmd.add_argument("receipt")
     report_cmd.set_defaults(handler=_report)
 
+    from modebench import cli_suite
+
+    cli_suite.add_commands(commands)  # build, calibrate, power: the suite-building workflow
     return parser
 
 

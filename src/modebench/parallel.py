@@ -34,7 +34,9 @@ def grade_prompt(worker: BoundedWorker, prepared: dict[str, Any]) -> list[dict[s
         if len(text) > MAX_RESPONSE_CHARS:
             attempts[index] = result("resource_limit", detail="response character limit exceeded")
         # No character escapes to more than 12 bytes: only long texts need the exact size.
-        elif fixed + 12 * len(text) + 2 > MAX_REQUEST_BYTES and fixed + encoded_size(text) > MAX_REQUEST_BYTES:
+        elif (
+            fixed + 12 * len(text) + 2 > MAX_REQUEST_BYTES and fixed + encoded_size(text) > MAX_REQUEST_BYTES
+        ):
             attempts[index] = result("resource_limit", detail="request byte limit exceeded")
         else:
             pending.setdefault(text, []).append(index)  # identical responses are graded once

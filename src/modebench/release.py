@@ -189,9 +189,10 @@ def build_release(
             )
         records.sort(key=lambda r: (r["config_name"], r["split"]))
         registry = {"schema": REGISTRY_SCHEMA, "splits": records}
-        (temp / "registry.json").write_text(
-            json.dumps(registry, indent=2, sort_keys=True) + "\n", encoding="ascii"
-        )
+        registry_text = json.dumps(registry, indent=2, sort_keys=True) + "\n"
+        (temp / "registry.json").write_text(registry_text, encoding="ascii")
+        # The same bytes as data/manifest.json make DIR/data a data root usable as it is.
+        (temp / "data" / "manifest.json").write_text(registry_text, encoding="ascii")
         files = sorted(p for p in temp.rglob("*") if p.is_file())
         manifest = {
             "schema": MANIFEST_SCHEMA,

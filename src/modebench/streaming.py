@@ -354,7 +354,9 @@ def _grade(
     if done == count:
         return
     # Ledger rows were written by this module as canonical JSON: the plain decoder suffices.
-    pending = ((seq, json.loads(text)) for seq, text in ledger.rows("prepared_json", "result_json IS NULL", done))
+    pending = (
+        (seq, json.loads(text)) for seq, text in ledger.rows("prepared_json", "result_json IS NULL", done)
+    )
     with ParallelGrader(workers) as grader, open(journal, "a", encoding="utf-8", newline="") as handle:
         group: list[str] = []
         started = time.monotonic()

@@ -1,0 +1,158 @@
+"""Dataset cards generated from a registry by the rules of ``datasets.md`` §8.
+
+For the packaged 0.4.0 registry the generated document is byte-identical to the published
+``dataset_cards.json`` (``json.dumps(obj, indent=2) + "\\n"``). For other registries the same
+rules apply; the admission limitation is derived from the records' admission flags (which is
+what singles out Level 4 in 0.4.0) rather than from a hard-coded level.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from modebench.contracts import BENCHMARK_CONTRACT
+from modebench.dataset_cache import RegistryLike, load_registry
+from modebench.validation import InputError
+
+__all__ = ["CARDS_SCHEMA", "card", "cards", "cards_bytes"]
+
+CARDS_SCHEMA = "modebench-dataset-cards-v1"
+INTENDED_USE = (
+    "Reproducible correctness and solution-mode-diversity evaluation with saved generations; "
+    "train/dev use only where supplied."
+)
+AUTHORS = [
+    "Liv G. d'Aliberti",
+    "Marwa Abdulhai",
+    "Sofiia Druchyna",
+    "Peter Henderson",
+    "Manoel Horta Ribeiro",
+]
+FIELDS = {
+    "problem": "Task text; render through the registered prompt interface.",
+    "answer": "Executable reference; never send to the model.",
+    "answer_mode_count": "Certified mode count metadata; never send to the model.",
+    "answer_mode_split": "Original split/category metadata.",
+}
+COMMON_LIMITATIONS = [
+    "Mode identities are prompt-local.",
+    "Report correctness and PCMD eligibility alongside diversity.",
+    "Full higher-level construction and calibration are not consolidated into a single public generator.",
+]
+UNIQUE_LIMITATION = "Single-answer diagnostic, separate from the main benchmark."
+
+# Per-domain card text (data, not control flow): the display name is used in admission notes.
+_DOMAIN_TEXT: dict[str, dict[str, Any]] = {
+    "countdown": {
+        "name": "Countdown",
+        "task": "Exact integer arithmetic with a fixed multiset of operands.",
+        "canonical_identity": "Normalized expression tree; commutative children normalize, but arbitrary algebraic equivalence or reassociation does not collapse trees.",
+        "source": "Synthetic, exactly enumerated arithmetic instances.",
+    },
+    "graph_coloring": {
+        "name": "Graph Coloring",
+        "task": "Find a proper coloring, respecting any fixed vertex colors.",
+        "canonical_identity": "Complete vertex color vector, including reconstructed fixed entries.",
+        "source": "Synthetic graphs and executable edge/fixed-color constraints.",
+    },
+    "mathir": {
+        "name": "MathIR",
+        "task": "Solve a parameterized equation with a restricted action language.",
+        "canonical_identity": "Normalized symbolic state trajectory, not just the final solution.",
+        "source": "Synthetic symbolic equations, bindings, and registered action menus.",
+    },
+    "pantry_plan": {
+        "name": "PantryPlan",
+        "task": "Find feasible ingredient allocations under quantity and nutrition constraints.",
+        "canonical_identity": "Ingredient support; Level 1 support masks use deterministic quantity projection.",
+        "source": "Synthetic tasks derived from USDA FoodData Central Foundation Foods (April 2026, CC0).",
+        "upstream_license": "CC0-1.0",
+        "limitation": "A constrained allocation benchmark, not dietary advice or a validated nutrition planner.",
+    },
+    "python_factors": {
+        "name": "Python Factors",
+        "task": "Return proper divisors for the given inputs using a restricted lambda.",
+        "canonical_identity": "Executed divisor vector; distinct programs can share a mode.",
+        "source": "Synthetic integer test cases and bounded program certificates.",
+    },
+}
+
+
+def _admission_note(level: int, records: list[dict[str, Any]]) -> str | None:
+    """``Level L as a whole is not admitted[; Level L <Domain> is not difficulty-matched].``"""
+    at_level = [record for record in records if record["level"] == level]
+    if not any(record.get("level_admitted") is False for record in at_level):
+        return None
+    unmatched = sorted({record["domain"] for record in at_level if record.get("difficulty_matched") is False})
+    parts = [f"Level {level} as a whole is not admitted"]
+    parts += [
+        f"Level {level} {_DOMAIN_TEXT[domain]['name']} is not difficulty-matched" for domain in unmatched
+    ]
+    return "; ".join(parts) + "."
+
+
+def _card(config: str, splits: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[str, Any]:
+    first = splits[0]
+    level, domain = first["level"], first["domain"]
+    text = _DOMAIN_TEXT[domain]
+    limitations = list(COMMON_LIMITATIONS)
+    if config.endswith("_unique_answer"):
+        limitations.append(UNIQUE_LIMITATION)
+    note = _admission_note(level, records)
+    if note is not None:
+        limitations.append(note)
+    if "limitation" in text:
+        limitations.append(text["limitation"])
+    return {
+        "config": config,
+        "level": level,
+        "domain": domain,
+        "task": text["task"],
+        "canonical_identity": text["canonical_identity"],
+        "intended_use": INTENDED_USE,
+        "source": text["source"],
+        "license": "CC-BY-4.0",
+        "upstream_license": text.get("upstream_license"),
+        "authors": list(AUTHORS),
+        "citation_key": "dAliberti:etal:ModeCollapse:2027",
+        "prompt_condition": "registered_hints_v1",
+        "verifier_contract": BENCHMARK_CONTRACT,
+        "splits": {
+            record["split"]: {"rows": record["rows"], "parquet_sha256": record["parquet_sha256"]}
+            for record in sorted(splits, key=lambda r: r["split"])
+        },
+        "fields": dict(FIELDS),
+        "limitations": limitations,
+        "privacy": "No human-subject data are intentionally collected by these synthetic generators.",
+        "maintenance": "https://github.com/liv-daliberti/modeBench/issues",
+        "source_records": [
+            "provenance/levels123_manifest.json" if level <= 3 else "provenance/levels45_manifest.json"
+        ],
+    }
+
+
+def cards(registry: RegistryLike = None) -> dict[str, Any]:
+    """The cards document of a registry (one card per configuration, ordered by name)."""
+    records = load_registry(registry).select()
+    by_config: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        by_config.setdefault(record["config_name"], []).append(record)
+    return {
+        "schema": CARDS_SCHEMA,
+        "cards": [_card(config, by_config[config], records) for config in sorted(by_config)],
+    }
+
+
+def cards_bytes(registry: RegistryLike = None) -> bytes:
+    """The serialized cards document (for 0.4.0: the published ``dataset_cards.json``)."""
+    return (json.dumps(cards(registry), indent=2) + "\n").encode("ascii")
+
+
+def card(config: str, registry: RegistryLike = None) -> dict[str, Any]:
+    """One configuration's card; unknown → ``unknown dataset configuration; use datasets list``."""
+    found: list[dict[str, Any]] = cards(registry)["cards"]
+    for item in found:
+        if item["config"] == config:
+            return item
+    raise InputError("unknown dataset configuration; use datasets list")

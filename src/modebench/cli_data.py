@@ -1,0 +1,128 @@
+"""The data commands of the CLI: ``prepare`` and ``datasets {card,list,fetch,inspect}``.
+
+Each handler converts its arguments and calls one public function; errors are raised as
+``InputError``/``ValueError``/``OSError`` and ``modebench.cli.main`` turns them into exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+__all__ = ["add_commands"]
+
+SPLITS = ("train", "dev", "eval")
+REGISTRY_HELP = "registry JSON (path or URL) instead of the packaged ModeBench 0.4.0 registry"
+
+
+def _print(value: Any, indent: int | None = None) -> None:
+    print(json.dumps(value, indent=indent), flush=True)
+
+
+def _prepare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from modebench.data import export_requests
+
+    _print(
+        export_requests(
+            args.output,
+            args.config,
+            args.split,
+            data_root=args.data_root,
+            cache_dir=args.cache_dir,
+            offline=args.offline,
+            registry=args.registry,
+        )
+    )
+    return 0
+
+
+def _list(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from modebench.dataset_cache import listing
+
+    print(listing(args.config, args.split, as_json=args.json, registry=args.registry), flush=True)
+    return 0
+
+
+def _card(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from modebench.cards import card
+
+    _print(card(args.config, registry=args.registry), indent=2)
+    return 0
+
+
+def _fetch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from modebench.dataset_cache import fetch
+
+    root = fetch(
+        args.config, args.split, cache_dir=args.cache_dir, offline=args.offline, registry=args.registry
+    )
+    _print({"data_root": str(root), "config": args.config, "split": args.split, "verified": True})
+    return 0
+
+
+def _inspect(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from modebench.data import inspect
+
+    payload = inspect(
+        args.config,
+        args.split,
+        args.row,
+        show_reference=args.show_reference,
+        data_root=args.data_root,
+        cache_dir=args.cache_dir,
+        offline=args.offline,
+        registry=args.registry,
+    )
+    _print(payload, indent=2)
+    return 0
+
+
+def _roots(command: argparse.ArgumentParser, *, data_root: bool = True) -> None:
+    if data_root:
+        roots = command.add_mutually_exclusive_group()
+        roots.add_argument("--data-root", help="explicit data directory (holds manifest.json)")
+        roots.add_argument("--cache-dir", help="cache base instead of $XDG_CACHE_HOME/modebench")
+    else:
+        command.add_argument("--cache-dir", help="cache base instead of $XDG_CACHE_HOME/modebench")
+    command.add_argument("--offline", action="store_true", help="never download")
+    command.add_argument("--registry", help=REGISTRY_HELP)
+
+
+def add_commands(subparsers: Any) -> None:
+    """Add ``prepare`` and ``datasets`` to the top-level subparsers (in CLI order)."""
+    prepare = subparsers.add_parser("prepare", help="export frozen requests (no references) as JSONL")
+    prepare.add_argument("--config", required=True)
+    prepare.add_argument("--split", choices=SPLITS, default="eval")
+    prepare.add_argument("--output", required=True)
+    _roots(prepare)
+    prepare.set_defaults(handler=_prepare)
+
+    datasets = subparsers.add_parser("datasets", help="list, describe, fetch and inspect frozen splits")
+    actions = datasets.add_subparsers(dest="action", required=True)
+
+    card = actions.add_parser("card", help="print the dataset card of a configuration")
+    card.add_argument("--config", required=True)
+    card.add_argument("--registry", help=REGISTRY_HELP)
+    card.set_defaults(handler=_card)
+
+    listing = actions.add_parser("list", help="list registry splits")
+    listing.add_argument("--config")
+    listing.add_argument("--split", choices=SPLITS)
+    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--registry", help=REGISTRY_HELP)
+    listing.set_defaults(handler=_list)
+
+    fetch = actions.add_parser("fetch", help="download and verify a split into the cache")
+    fetch.add_argument("--config", required=True)
+    fetch.add_argument("--split", choices=SPLITS, default="eval")
+    _roots(fetch, data_root=False)
+    fetch.set_defaults(handler=_fetch)
+
+    inspect = actions.add_parser("inspect", help="show one row's prompt (and optionally its reference)")
+    inspect.add_argument("--config", required=True)
+    inspect.add_argument("--split", choices=SPLITS, default="eval")
+    inspect.add_argument("--row", type=int, default=0)
+    inspect.add_argument("--show-reference", action="store_true")
+    _roots(inspect)
+    inspect.set_defaults(handler=_inspect)

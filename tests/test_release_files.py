@@ -1,0 +1,65 @@
+"""Release files: citation metadata, licenses, and the layout rules the project keeps."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+import modebench
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_citation_cff_is_valid() -> None:
+    data = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert data["cff-version"] == "1.2.0"
+    for key in ("message", "title", "authors", "type", "license", "version"):
+        assert data.get(key), key
+    assert data["type"] in ("software", "dataset")
+    assert data["version"] == modebench.__version__
+    assert all(isinstance(a, dict) and (a.get("name") or a.get("family-names")) for a in data["authors"])
+    paper = data["references"][0]
+    assert paper["type"] == "conference-paper" and len(paper["authors"]) == 5
+
+
+def test_licenses_present() -> None:
+    assert "Apache License" in (ROOT / "LICENSE").read_text()
+    assert "CC BY 4.0" in (ROOT / "DATA_LICENSE").read_text()
+
+
+def test_readme_quick_start_has_exactly_two_commands() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Quick start", 1)[1]
+    block = re.search(r"```(?:sh|bash)?\n(.*?)```", section, re.S)
+    assert block is not None
+    commands = [line for line in block.group(1).splitlines() if line.strip()]
+    assert commands == ["make demo", "make check"]
+
+
+def test_shared_code_never_branches_on_a_domain_name() -> None:
+    package = ROOT / "src" / "modebench"
+    pattern = re.compile(
+        r"domain\s*(==|!=|in)\s*[\(\[]?\s*['\\\"](countdown|graph_coloring|python_factors|mathir|pantry_plan|pantry)['\\\"]"
+    )
+    offenders = []
+    for path in package.rglob("*.py"):
+        if "domains" in path.relative_to(package).parts[:1]:
+            continue
+        if pattern.search(path.read_text(encoding="utf-8")):
+            offenders.append(path.name)
+    assert offenders == []
+
+
+def test_model_text_is_never_evaluated_in_the_parent() -> None:
+    # Only the domain plug-ins (run inside the worker) may compile candidate text.
+    package = ROOT / "src" / "modebench"
+    banned = re.compile(r"\b(eval|exec|sympify|parse_expr)\(")
+    offenders = [
+        path.name
+        for path in package.rglob("*.py")
+        if "domains" not in path.relative_to(package).parts[:1]
+        and banned.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
