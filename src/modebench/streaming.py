@@ -26,6 +26,8 @@ from modebench.evaluation import (
     protocol_notes,
 )
 from modebench.identity import canonical, digest_json, file_sha256, software_identity
+from modebench._ledger import checkpoint
+from modebench.metrics import CellAccumulator
 from modebench.parallel import MAX_WORKERS, ParallelGrader
 from modebench.publish import atomic_output
 from modebench.validation import InputError, loads
@@ -44,6 +46,9 @@ Progress = Callable[[dict[str, Any]], None]
 
 __all__ = [
     "CHECKPOINT_SCHEMA",
+    "CellAccumulator",
+    "atomic_output",
+    "checkpoint",
     "MAX_INPUT_LINE_BYTES",
     "MAX_RESPONSES_PER_PROMPT",
     "REPORT_SCHEMA",
