@@ -29,13 +29,18 @@ def main() -> None:
     observed: dict[str, dict[str, object]] = {}
     for record in registry.records:
         config, domain, level = record["config_name"], record["domain"], record["level"]
-        entry = observed.setdefault(domain, {"rows": 0, "max_reference_encoded_bytes": 0, "max_problem_chars": 0, "slowest_witness_ms": 0.0})
+        entry = observed.setdefault(
+            domain,
+            {"rows": 0, "max_reference_encoded_bytes": 0, "max_problem_chars": 0, "slowest_witness_ms": 0.0},
+        )
         found = plugin(domain)
         assert found.witnesses is not None
         for task in load_tasks(config, registry="bundled"):
             answer = dict(task.answer)
             entry["rows"] = int(entry["rows"]) + 1  # type: ignore[call-overload]
-            entry["max_reference_encoded_bytes"] = max(int(entry["max_reference_encoded_bytes"]), len(json.dumps(answer)))  # type: ignore[call-overload]
+            entry["max_reference_encoded_bytes"] = max(
+                int(entry["max_reference_encoded_bytes"]), len(json.dumps(answer))
+            )  # type: ignore[call-overload]
             entry["max_problem_chars"] = max(int(entry["max_problem_chars"]), len(task.problem))  # type: ignore[call-overload]
             for text in found.witnesses(level, answer)[:4]:
                 grade_local(level, domain, answer, text)  # validate and cache the reference

@@ -109,7 +109,9 @@ def main() -> None:
     report = measure(cases, args.repeat)
     print(f"in-process grading cost per response ({source}, {args.repeat} repeats)")
     print("warm = the same response graded again; cold = its first grade (reference already validated)")
-    print(f"{'domain':<18} {'responses':>9} {'warm med':>9} {'warm p95':>9} {'cold med':>9} {'cold p95':>9} {'target':>7}")
+    print(
+        f"{'domain':<18} {'responses':>9} {'warm med':>9} {'warm p95':>9} {'cold med':>9} {'cold p95':>9} {'target':>7}"
+    )
     for name, row in report.items():
         print(
             f"{name:<18} {row['responses']:>9} {row['median_us']:>9.1f} {row['p95_us']:>9.1f} "

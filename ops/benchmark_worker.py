@@ -40,7 +40,9 @@ def main() -> None:
     for line in source.read_text().splitlines():
         record = json.loads(line)
         answer = json.loads(record["answer"])
-        prompts.append({"level": record["level"], "domain": record["domain"], "row": {"answer": answer}, "raw": record})
+        prompts.append(
+            {"level": record["level"], "domain": record["domain"], "row": {"answer": answer}, "raw": record}
+        )
     source.unlink()
     for item in prompts:  # validate every reference once on both paths before timing
         grade_local(item["level"], item["domain"], item["row"]["answer"], "")

@@ -39,7 +39,9 @@ def main() -> int:
             got = grade_response(level, domain, row, case["response"])
             expected = case["expected"]
             same = (got["verified"], got["canonical_key"], got["graded_text"]) == (
-                expected["verified"], expected["canonical_key"], expected["graded_text"],
+                expected["verified"],
+                expected["canonical_key"],
+                expected["graded_text"],
             )
             matched += same
             if not same:
@@ -71,7 +73,9 @@ def main() -> int:
     }
     target = ROOT / "evidence" / "conformance.json"
     target.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"conformance: {agree}/{total} cases agree across {len(cells)} cells; written {target.relative_to(ROOT)}")
+    print(
+        f"conformance: {agree}/{total} cases agree across {len(cells)} cells; written {target.relative_to(ROOT)}"
+    )
     return 0 if agree == total else 1
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from modebench import _ledger, metrics
+from modebench._ledger import checkpoint
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
 from modebench.evaluation import (
     Options,
@@ -26,7 +27,6 @@ from modebench.evaluation import (
     protocol_notes,
 )
 from modebench.identity import canonical, digest_json, file_sha256, software_identity
-from modebench._ledger import checkpoint
 from modebench.metrics import CellAccumulator
 from modebench.parallel import MAX_WORKERS, ParallelGrader
 from modebench.publish import atomic_output
