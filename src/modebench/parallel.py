@@ -60,6 +60,7 @@ class ParallelGrader:
             raise ValueError(f"workers must be between 1 and {MAX_WORKERS}")
         self.workers = workers
         self._all: list[BoundedWorker] = []
+        self._idle: list[BoundedWorker] = []
         self._local = threading.local()
         self._lock = threading.Lock()
         self._cancelled = threading.Event()
@@ -77,17 +78,34 @@ class ParallelGrader:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
         with self._lock:
-            workers, self._all = self._all, []
+            workers, self._all, self._idle = self._all + self._idle, [], []
         for worker in workers:
             worker.close()
+
+    def prestart(self) -> None:
+        """Spawn every worker now, so their warm-up overlaps the caller's preflight."""
+        with self._lock:
+            while len(self._idle) + len(self._all) < self.workers:
+                worker = BoundedWorker()
+                worker.spawn()
+                self._idle.append(worker)
+
+    def reference_check(self, level: Any, domain: Any, answer: Any) -> dict[str, Any]:
+        """Validate a reference on the first of this pool's workers (preflight, before grading)."""
+        from modebench.verifier import reference_check_with
+
+        self.prestart()
+        with self._lock:
+            first = (self._idle or self._all)[0]
+        return reference_check_with(first, level, domain, answer)
 
     def _worker(self) -> BoundedWorker:
         worker = getattr(self._local, "worker", None)
         if worker is None:
-            worker = BoundedWorker()
-            self._local.worker = worker
             with self._lock:
+                worker = self._idle.pop() if self._idle else BoundedWorker()
                 self._all.append(worker)
+            self._local.worker = worker
         return worker
 
     def _grade(self, prepared: dict[str, Any]) -> list[dict[str, Any]]:

@@ -144,10 +144,11 @@ def evaluate_file(
         "split": split,
         "allow_partial": allow_partial,
     }
-    with _ledger.checkpoint(directory, resume) as ledger:
+    with _ledger.checkpoint(directory, resume) as ledger, ParallelGrader(workers) as grader:
+        grader.prestart()  # worker warm-up (SymPy import) overlaps hashing and preflight
         try:
             return _run(
-                ledger, source, output, software, raw_options, data_root, resume, progress, workers, registry
+                ledger, source, output, software, raw_options, data_root, resume, progress, grader, registry
             )
         except (InputError, VerifierExecutionError):
             # A checkpoint whose preflight failed holds nothing graded: remove it so that a corrected
@@ -167,7 +168,7 @@ def _run(
     data_root: Any,
     resume: bool,
     progress: Progress | None,
-    workers: int,
+    grader: ParallelGrader,
     registry: Any = None,
 ) -> dict[str, Any]:
     options = Options.build(data_root=data_root, **raw_options)
@@ -197,16 +198,16 @@ def _run(
         ledger.put("history", [])
         ledger.commit()
     if ledger.get("phase") == "preflight":
-        _preflight(ledger, source, options, frozen, identity["input_sha256"], progress)
+        _preflight(ledger, source, options, frozen, identity["input_sha256"], progress, grader)
     count = _check_ledger(ledger)
     done = ledger.completed()
     journal = ledger.directory / JOURNAL_NAME
     journal_digest = _repair_journal(ledger, journal)
     history = ledger.get("history")
-    history.append({"started_at": now_iso(), "workers": workers, "resumed_prompts": done})
+    history.append({"started_at": now_iso(), "workers": grader.workers, "resumed_prompts": done})
     ledger.put("history", history)
     ledger.commit()
-    _grade(ledger, journal, journal_digest, done, count, workers, progress)
+    _grade(ledger, journal, journal_digest, done, count, grader, progress)
     _event(progress, "finalizing", count, count)
     if file_sha256(source) != identity["input_sha256"]:
         raise InputError("input changed during evaluation; no final output published")
@@ -240,10 +241,12 @@ def _preflight(
     frozen: Any,
     input_sha: str,
     progress: Progress | None,
+    grader: ParallelGrader,
 ) -> None:
     _event(progress, "validating", 0, None)
     ledger.reset_prompts()
-    preflight = Preflight(options, frozen, seen=_ledger.SeenSet(ledger.db))
+    # References are validated on the pool's first worker: no extra process to start.
+    preflight = Preflight(options, frozen, validate=grader.reference_check, seen=_ledger.SeenSet(ledger.db))
     input_digest = hashlib.sha256()
     records_digest = hashlib.sha256(b"[")
     seq = 0
@@ -352,7 +355,7 @@ def _grade(
     journal_digest: Any,
     done: int,
     count: int,
-    workers: int,
+    grader: ParallelGrader,
     progress: Progress | None,
 ) -> None:
     _event(progress, "grading", done, count)
@@ -362,7 +365,7 @@ def _grade(
     pending = (
         (seq, json.loads(text)) for seq, text in ledger.rows("prepared_json", "result_json IS NULL", done)
     )
-    with ParallelGrader(workers) as grader, open(journal, "a", encoding="utf-8", newline="") as handle:
+    with open(journal, "a", encoding="utf-8", newline="") as handle:
         group: list[str] = []
         started = time.monotonic()
 

@@ -28,6 +28,11 @@ def _worker() -> BoundedWorker:
         return _shared
 
 
+def prestart_worker() -> None:
+    """Spawn the shared worker now (without waiting), so its warm-up overlaps other work."""
+    _worker().spawn()
+
+
 def close_worker() -> None:
     """Stop the shared worker (it restarts on the next request)."""
     global _shared
@@ -60,12 +65,17 @@ def reference_check(level: Any, domain: Any, answer: Any) -> dict[str, Any]:
     Raises ``InputError`` for an invalid reference and ``VerifierExecutionError`` when the
     evaluator itself failed.
     """
+    return reference_check_with(_worker(), level, domain, answer)
+
+
+def reference_check_with(worker: BoundedWorker, level: Any, domain: Any, answer: Any) -> dict[str, Any]:
+    """:func:`reference_check` on a given worker."""
     try:
         normalize_level(level)
         normalize_domain(domain)
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    reply = _worker().request({"operation": "reference", "level": level, "domain": domain, "answer": answer})
+    reply = worker.request({"operation": "reference", "level": level, "domain": domain, "answer": answer})
     if reply["status"] == "correct" and isinstance(reply.get("reference"), dict):
         parsed: dict[str, Any] = reply["reference"]
         return parsed
@@ -76,4 +86,4 @@ def reference_check(level: Any, domain: Any, answer: Any) -> dict[str, Any]:
     raise VerifierExecutionError(result("worker_failure", detail="invalid reference reply"))
 
 
-__all__ = ["close_worker", "grade_response", "grade_with_worker", "reference_check"]
+__all__ = ["close_worker", "grade_response", "grade_with_worker", "prestart_worker", "reference_check"]

@@ -93,6 +93,7 @@ class BoundedWorker:
         self._owner_pid = os.getpid()
         self._buffer = bytearray()
         self._lock = threading.Lock()
+        self._warming = False
         self.starts = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -106,6 +107,7 @@ class BoundedWorker:
         """Stop the worker's process group (TERM, then KILL) and forget it."""
         process, self._process = self._process, None
         self._buffer.clear()
+        self._warming = False
         if process is None:
             return
         if self._owner_pid == os.getpid():
@@ -117,14 +119,34 @@ class BoundedWorker:
             except OSError:
                 pass
 
+    def spawn(self) -> None:
+        """Start the worker now without waiting for it: its warm-up overlaps the caller's work."""
+        with self._lock:
+            if self._owner_pid == os.getpid() and self._process is not None and self._process.poll() is None:
+                return
+            self._ensure_spawned()
+
     def _ensure(self) -> subprocess.Popen[bytes]:
+        process = self._ensure_spawned()
+        if self._warming:
+            self._warming = False
+            try:
+                line = self._read_line(time.monotonic() + START_SECONDS)
+                if json.loads(line) != {"ready": True}:
+                    raise ValueError("unexpected greeting")
+            except (_WorkerError, ValueError) as exc:
+                self.close()
+                raise _WorkerError("worker_failure", f"worker start-up failed: {exc}") from None
+        return process
+
+    def _ensure_spawned(self) -> subprocess.Popen[bytes]:
         if self._owner_pid != os.getpid():
             # Inherited across fork: drop the parent's pipes, never signal its worker.
             self._process = None
             self._buffer.clear()
             self._owner_pid = os.getpid()
         process = self._process
-        if process is not None and process.poll() is None:
+        if process is not None and (self._warming or process.poll() is None):
             return process
         if process is not None:
             # Found dead between requests: not this request's fault; start afresh.
@@ -147,14 +169,8 @@ class BoundedWorker:
         os.set_blocking(process.stdout.fileno(), False)
         os.set_blocking(process.stdin.fileno(), False)
         self._process = process
+        self._warming = True  # the ready line is read by the first request (see _ensure)
         self.starts += 1
-        try:
-            line = self._read_line(time.monotonic() + START_SECONDS)
-            if json.loads(line) != {"ready": True}:
-                raise ValueError("unexpected greeting")
-        except (_WorkerError, ValueError) as exc:
-            self.close()
-            raise _WorkerError("worker_failure", f"worker start-up failed: {exc}") from None
         return process
 
     # -- I/O -----------------------------------------------------------------------------------
