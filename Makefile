@@ -45,8 +45,12 @@ typecheck: $(STAMP)
 		echo "examples/typed_client_wrong.py type-checked but must fail"; exit 1; \
 	else echo "examples/typed_client_wrong.py is rejected by mypy, as it must be"; fi
 
+## bench: every benchmark, then provenance/performance.json (minutes; not part of check)
 bench: $(STAMP)
 	$(BIN)/python ops/benchmark_grading.py
+	$(BIN)/python ops/benchmark_worker.py
+	$(BIN)/python ops/benchmark_evaluation.py --sizes 1000 10000 100000 --workers 1 2
+	$(BIN)/python ops/record_performance.py
 
 ## dist: the sdist, then the wheel built from that sdist
 dist: $(STAMP)

@@ -1,0 +1,47 @@
+"""Collect the latest benchmark results (``ops/results/*.json``) into ``provenance/performance.json``.
+
+Run the benchmarks first (``make bench``); this only gathers their output with the method and the
+machine they ran on, so the record says how each figure was measured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "ops" / "results"
+METHODS = {
+    "grading": "ops/benchmark_grading.py: in-process cost per response of what a worker does (grade_local + "
+    "reply guard) with the reference validated and cached; conformance-v1 fixture responses; warm = the same "
+    "response graded again (100 repeats), cold = its first grade.",
+    "worker": "ops/benchmark_worker.py: the same mixed all-domain batch (k = 8, all response texts distinct) "
+    "graded in process versus through one warm BoundedWorker with one batched request per prompt.",
+    "evaluation": "ops/benchmark_evaluation.py: `evaluate_file` in a fresh process on generated inputs over all "
+    "25 cells, k = 8; 'mixed' repeats answers the way RL logs do, 'distinct' makes every (reference, response) "
+    "pair unique. Wall time includes worker start-up, preflight, grading and publication; RSS is ru_maxrss.",
+}
+
+
+def main() -> int:
+    record = {
+        "schema": "modebench-performance-v1",
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.system()},
+        "note": "Measurements, not guarantees; other load on the machine inflates them.",
+        "benchmarks": {},
+    }
+    for name, method in METHODS.items():
+        path = RESULTS / f"{name}.json"
+        if path.is_file():
+            record["benchmarks"][name] = {"method": method, "result": json.loads(path.read_text())}  # type: ignore[index]
+    target = ROOT / "provenance" / "performance.json"
+    target.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    print(f"written: {target.relative_to(ROOT)} ({len(record['benchmarks'])} benchmarks)")  # type: ignore[arg-type]
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
