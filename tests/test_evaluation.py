@@ -246,3 +246,23 @@ def test_parallel_workers_give_identical_bytes(tmp_path: Path) -> None:
     )
     with pytest.raises(InputError, match="workers must be between 1 and 8"):
         evaluate_file(tmp_path / "in.jsonl", tmp_path / "nine.json", workers=9)
+
+
+def test_preflight_evaluator_failure_writes_failure_receipt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from modebench.cli import main
+    from modebench.verifier_worker import FAULT_ENV, FAULT_TEXT
+
+    monkeypatch.setenv(FAULT_ENV, "exit")  # test-only hook: the worker dies validating this reference
+    source = write_jsonl(tmp_path / "in.jsonl", [record("one", answer=FAULT_TEXT)])
+    output = tmp_path / "out.json"
+    assert main(["evaluate", str(source), "--output", str(output), "--progress-every", "0"]) == 3
+    assert json.loads(capsys.readouterr().out) == {"output": str(output), "status": "failed"}
+    receipt = json.loads(output.read_text())
+    assert receipt["evaluation"] == {"status": "failed"} and receipt["cells"] == []
+    assert receipt["failure"]["status"] == "worker_failure"
+    assert receipt["failure"]["detail"].startswith("line 1, prompt 'one': verifier worker_failure: ")
+    assert not (tmp_path / "out.json.work").exists()  # nothing was graded: no checkpoint left behind
+    assert main(["report", str(output)]) == 3
+    assert capsys.readouterr().out.startswith("Evaluation FAILED")

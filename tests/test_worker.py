@@ -175,3 +175,21 @@ def test_no_orphan_worker_after_parent_sigkill(tmp_path: Path) -> None:
             return
         time.sleep(0.1)
     pytest.fail(f"worker {worker_pid} survived its parent")
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        (1, "countdown", {"a": [1, 2]}, "text"),
+        ("level3", "pantry", '{"x": 1}', 'é\U0001f600\\"\n'),
+        (5, "mathir", {"k": "v" * 100}, ""),
+    ],
+)
+def test_request_size_formula_is_exact(values: tuple[Any, ...]) -> None:
+    import json
+
+    from modebench.domains._pipeline import _GRADE_ENVELOPE, encoded_size
+
+    level, domain, answer, text = values
+    request = {"operation": "grade", "level": level, "domain": domain, "answer": answer, "text": text}
+    assert _GRADE_ENVELOPE + sum(encoded_size(v) for v in values) == len(json.dumps(request)) + 1

@@ -122,6 +122,9 @@ def _grade(level: Any, domain: Any, answer: Any, text: Any) -> dict[str, Any]:
 
 
 def _reference(level: Any, domain: Any, answer: Any) -> dict[str, Any]:
+    fault = os.environ.get(FAULT_ENV)
+    if fault and answer == FAULT_TEXT:
+        _inject(fault)
     try:
         parsed = check_reference(level, domain, answer)
     except ReferenceProblem as exc:

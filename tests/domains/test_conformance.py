@@ -44,3 +44,18 @@ def test_witnesses_verify(fixture: dict[str, Any]) -> None:
         assert got["status"] == "correct", got
         keys.add(got["canonical_key"])
     assert len(keys) == len(fixture["witnesses"])
+
+
+@pytest.mark.skipif(not FIXTURES, reason=SKIP_REASON)
+def test_worker_batches_agree_with_in_process_grading() -> None:
+    """The isolation boundary and batching change nothing: one batch per fixture, all 25 cells."""
+    from modebench.worker_process import BoundedWorker
+
+    with BoundedWorker() as worker:
+        for fixture in FIXTURES:
+            texts = [case["response"] for case in fixture["cases"]] + [
+                w["response"] for w in fixture["witnesses"]
+            ]
+            batch = worker.grade_batch(fixture["level"], fixture["domain"], fixture["row"]["answer"], texts)
+            local = [grade_in_process(fixture["level"], fixture["domain"], fixture["row"], t) for t in texts]
+            assert batch == local, fixture["config"]
