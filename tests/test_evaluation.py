@@ -266,3 +266,30 @@ def test_preflight_evaluator_failure_writes_failure_receipt(
     assert not (tmp_path / "out.json.work").exists()  # nothing was graded: no checkpoint left behind
     assert main(["report", str(output)]) == 3
     assert capsys.readouterr().out.startswith("Evaluation FAILED")
+
+
+def test_file_mode_reports_phases_in_order(tmp_path: Path) -> None:
+    """Binding (Phase C) errors surface only after every record passed Phase A and Phase B."""
+    bad_binding = record("one", problem="Use 1, 2, 3.", run=RUN, prompt_sha256="0" * 64)
+    cases = [
+        (
+            [bad_binding, record("two", run=RUN, level=9)],
+            "line 2, prompt 'two': level must be 1, 2, 3, 4, or 5",
+        ),
+        (
+            [bad_binding, record("two")],
+            "mixed declared/undeclared conditions: supply run metadata for the entire evaluation",
+        ),
+        (
+            [bad_binding, record("two", run=RUN)],
+            "line 1, prompt 'one': prompt_sha256 does not match the registered prompt",
+        ),
+    ]
+    for index, (records, message) in enumerate(cases):
+        source = write_jsonl(tmp_path / f"in{index}.jsonl", records)
+        with pytest.raises(InputError) as caught:
+            evaluate_file(source, tmp_path / f"out{index}.json")
+        assert str(caught.value) == message
+        with pytest.raises(InputError) as in_memory:
+            evaluate(records)
+        assert str(in_memory.value).split(": ", 1)[-1] == message.split(": ", 1)[-1]

@@ -83,14 +83,8 @@ class Ledger:
 
     def insert(self, seq: int, level: int, domain: str, k: int, prepared_json: str) -> None:
         self.db.execute(
-            "INSERT INTO prompts (seq, level, domain, k, prepared_json) VALUES (?, ?, ?, ?, ?)",
-            (seq, level, domain, k, prepared_json),
-        )
-
-    def set_prepared(self, seq: int, prepared_json: str) -> None:
-        self.db.execute(
-            "UPDATE prompts SET prepared_json=?, prepared_sha=? WHERE seq=?",
-            (prepared_json, sha256_hex(prepared_json), seq),
+            "INSERT INTO prompts (seq, level, domain, k, prepared_json, prepared_sha) VALUES (?, ?, ?, ?, ?, ?)",
+            (seq, level, domain, k, prepared_json, sha256_hex(prepared_json)),
         )
 
     def set_result(self, seq: int, result_json: str) -> None:

@@ -250,10 +250,18 @@ def _preflight(
     input_digest = hashlib.sha256()
     records_digest = hashlib.sha256(b"[")
     seq = 0
+    # Phase C (prompt binding) runs as each record is accepted, in one pass, but its first error is
+    # raised only after Phases A and B passed for the whole input — the same error, in the same
+    # order, as three separate passes: if Phase B passes, every record saw the same run.
+    binding_error: InputError | None = None
     for number, record in iter_jsonl(source, input_digest):
         prepared = preflight.accept(record, f"line {number}")
         raw_text = canonical(record)
         records_digest.update((b"," if seq else b"") + raw_text.encode("utf-8"))
+        try:
+            prepared = preflight.bind(prepared)
+        except InputError as exc:
+            binding_error = binding_error or exc
         prepared["record_sha256"] = hashlib.sha256(raw_text.encode("utf-8")).hexdigest()
         ledger.insert(
             seq, prepared["level"], prepared["domain"], len(record["responses"]), canonical(prepared)
@@ -266,8 +274,8 @@ def _preflight(
     if input_digest.hexdigest() != input_sha:
         raise InputError("input changed while validation was running; use a fresh checkpoint")
     preflight.finish()
-    for row_seq, prepared_json in ledger.rows("prepared_json"):
-        ledger.set_prepared(row_seq, canonical(preflight.bind(loads(prepared_json))))
+    if binding_error is not None:
+        raise binding_error
     meta = {
         "records_sha256": records_digest.hexdigest(),
         **preflight.run_block(),

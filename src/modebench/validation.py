@@ -18,11 +18,13 @@ class InputError(ValueError):
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise InputError(f"duplicate JSON field: {key}")
-        out[key] = value
+    out = dict(pairs)
+    if len(out) != len(pairs):  # rare: find the first repeated key for the message
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise InputError(f"duplicate JSON field: {key}")
+            seen.add(key)
     return out
 
 
