@@ -293,3 +293,31 @@ def test_file_mode_reports_phases_in_order(tmp_path: Path) -> None:
         with pytest.raises(InputError) as in_memory:
             evaluate(records)
         assert str(in_memory.value).split(": ", 1)[-1] == message.split(": ", 1)[-1]
+
+
+def test_resume_refuses_a_tampered_checkpoint(tmp_path: Path) -> None:
+    import sqlite3
+
+    records = [record(f"p{i}") for i in range(400)]
+    source = write_jsonl(tmp_path / "in.jsonl", records)
+
+    def stop(event: dict[str, Any]) -> None:
+        if event["phase"] == "grading" and event["completed_prompts"] >= 200:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_file(source, tmp_path / "out.json", progress=stop)
+    ledger = tmp_path / "out.json.work" / "ledger.sqlite3"
+    with sqlite3.connect(ledger) as db:
+        db.execute(
+            "UPDATE prompts SET result_json = replace(result_json, 'correct', 'incorrect') WHERE seq = 3"
+        )
+    with pytest.raises(InputError, match="checkpoint result identity or ordering mismatch"):
+        evaluate_file(source, tmp_path / "out.json", resume=True)
+    with sqlite3.connect(ledger) as db:
+        db.execute(
+            "UPDATE prompts SET prepared_json = replace(prepared_json, '1+2+3', '1+2+4') WHERE seq = 2"
+        )
+    with pytest.raises(InputError, match="checkpoint prepared-record identity mismatch"):
+        evaluate_file(source, tmp_path / "out.json", resume=True)
+    assert not (tmp_path / "out.json").exists()

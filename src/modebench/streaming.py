@@ -199,7 +199,9 @@ def _run(
         ledger.commit()
     if ledger.get("phase") == "preflight":
         _preflight(ledger, source, options, frozen, identity["input_sha256"], progress, grader)
-    count = _check_ledger(ledger)
+        count = int(ledger.get("count"))  # written moments ago by this invocation
+    else:
+        count = _check_ledger(ledger)  # a checkpoint from an earlier invocation is verified first
     done = ledger.completed()
     journal = ledger.directory / JOURNAL_NAME
     journal_digest = _repair_journal(ledger, journal)
