@@ -209,7 +209,8 @@ def _warm_up() -> None:
     # Import every domain (SymPy included) before any deadline is armed, so start-up cost never
     # turns into a spurious timeout.
     for found in all_plugins():
-        found.prompt(1, "registered_hints_v1")
+        if found.warm_up is not None:
+            found.warm_up()
 
 
 def main() -> None:

@@ -87,6 +87,9 @@ class DomainPlugin:
     #: ``(level, answer_object) -> responses``: correct responses in pairwise distinct modes (at
     #: least two for a multi-mode task), used by the walkthrough and the plug-in contract tests.
     witnesses: Callable[[int, dict[str, Any]], list[str]] | None = None
+    #: Imports heavy dependencies; workers call it before taking work so that no import ever
+    #: runs under a grading deadline (domains that import everything eagerly need none).
+    warm_up: Callable[[], None] | None = None
 
 
 __all__ = ["Correct", "DomainPlugin", "Incorrect", "InvalidReference", "Malformed", "PromptTemplate"]

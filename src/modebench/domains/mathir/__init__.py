@@ -8,19 +8,50 @@ language), ``algebra`` (SymPy layer and printer) and ``check`` (execution and ke
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
-from modebench.domains._protocol import DomainPlugin
+from modebench.domains._protocol import Correct, DomainPlugin
 from modebench.domains.mathir import prompt
-from modebench.domains.mathir.check import grade, support
-from modebench.domains.mathir.generate import generate
-from modebench.domains.mathir.reference import ALGEBRA_VERIFIER, MENU_VERIFIER, validate_reference
+
+# SymPy is imported only when a reference is validated or a response graded (inside a worker),
+# so parent processes — which only render prompts — stay light and start fast.
+MENU_VERIFIER = "mathir_action_menu"
+ALGEBRA_VERIFIER = "mathir_algebra"
+
+
+def validate_reference(level: int, answer: dict[str, Any]) -> Any:
+    from modebench.domains.mathir.reference import validate_reference as validate
+
+    return validate(level, answer)
+
+
+def grade(level: int, ref: Any, text: str) -> Correct:
+    from modebench.domains.mathir.check import grade as grade_ref
+
+    return grade_ref(level, ref, text)
+
+
+def generate(level: int, rng: random.Random) -> dict[str, Any]:
+    from modebench.domains.mathir.generate import generate as generate_row
+
+    return generate_row(level, rng)
 
 
 def witnesses(level: int, answer: dict[str, Any]) -> list[str]:
     """One menu program (``A;C;E``) per admitted mode, in key order (menu references only)."""
+    from modebench.domains.mathir.check import support
+
     ref = validate_reference(level, answer)
     return [";".join(ids) for _, ids in sorted(support(ref).items())]
+
+
+def warm_up() -> None:
+    """Import the SymPy layer (the worker calls this before taking work)."""
+    from modebench.domains.mathir import check, reference
+
+    assert reference.MENU_VERIFIER == MENU_VERIFIER and reference.ALGEBRA_VERIFIER == ALGEBRA_VERIFIER
+    del check
 
 
 PLUGIN = DomainPlugin(
@@ -32,6 +63,7 @@ PLUGIN = DomainPlugin(
     prompt=prompt.template,
     generate=generate,
     witnesses=witnesses,
+    warm_up=warm_up,
 )
 
 __all__ = ["PLUGIN"]
