@@ -193,3 +193,39 @@ def test_request_size_formula_is_exact(values: tuple[Any, ...]) -> None:
     level, domain, answer, text = values
     request = {"operation": "grade", "level": level, "domain": domain, "answer": answer, "text": text}
     assert _GRADE_ENVELOPE + sum(encoded_size(v) for v in values) == len(json.dumps(request)) + 1
+
+
+def test_groups_recover_mid_request_exactly_like_single_requests() -> None:
+    """Several prompts in one request: a fault in the middle is isolated to its own item."""
+    rows = [sample_row(domain) for domain in DOMAINS]
+    groups = [
+        (1, domain, row["answer"], ["not a solution", FAULT_TEXT if index % 2 else "x", ""])
+        for index, (domain, row) in enumerate(zip(DOMAINS, rows))
+    ]
+    with worker_with("exit") as worker:
+        grouped = worker.grade_groups(groups)
+        single = [[worker.request(grade_request(g[1], text)) for text in g[3]] for g in groups]
+    assert [[r["status"] for r in g] for g in grouped] == [[r["status"] for r in g] for g in single]
+    assert grouped[1][1]["status"] == "worker_failure" and grouped[1][2]["status"] != "worker_failure"
+
+
+def test_requests_are_split_to_fit_the_worker_line_cap() -> None:
+    from modebench.parallel import REQUEST_BUDGET, _requests
+
+    big = "x" * 100_000
+    groups = [
+        (1, "countdown", {}, [big] * 20),
+        (1, "countdown", {}, ["a", "b"]),
+        (1, "countdown", {}, [big] * 30),
+    ]
+    requests = _requests(groups, [10, 10, 10])
+    covered: dict[int, list[tuple[int, int]]] = {}
+    for request in requests:
+        cost = sum(12 * len(t) + 64 for index, start, stop in request for t in groups[index][3][start:stop])
+        assert cost <= REQUEST_BUDGET
+        for index, start, stop in request:
+            covered.setdefault(index, []).append((start, stop))
+    for index, group in enumerate(groups):  # every text exactly once, in order
+        spans = covered[index]
+        assert spans[0][0] == 0 and spans[-1][1] == len(group[3])
+        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))

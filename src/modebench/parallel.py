@@ -11,6 +11,7 @@ import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import islice
 from typing import Any
 
 from modebench.diagnostics import MAX_REQUEST_BYTES, MAX_RESPONSE_CHARS, result
@@ -18,16 +19,20 @@ from modebench.domains._pipeline import encoded_size
 from modebench.worker_process import BoundedWorker
 
 MAX_WORKERS = 8
-WINDOW_PER_WORKER = 8
+#: Prompts per worker request, and requests in flight per worker: a worker always has its next
+#: request queued, and one round trip serves many prompts.
+CHUNK_PROMPTS = 16
+CHUNKS_PER_WORKER = 2
+#: Worst-case escaped bytes of texts in one request (the worker reads lines of up to 64 MiB).
+REQUEST_BUDGET = 16 * MAX_REQUEST_BYTES
 _ENVELOPE = len('{"operation": "grade", "level": , "domain": , "answer": , "text": }') + 1
 
 
-def grade_prompt(worker: BoundedWorker, prepared: dict[str, Any]) -> list[dict[str, Any]]:
-    """Grade all responses of one bound record through ``worker``; same results as one by one."""
+def _plan(prepared: dict[str, Any]) -> tuple[list[dict[str, Any] | None], dict[str, list[int]]]:
+    """Parent-side checks of one prompt's responses, and its distinct texts left for a worker."""
     level, domain = prepared["level"], prepared["domain"]
-    answer = prepared["row"]["answer"]
     texts: list[str] = prepared["raw"]["responses"]
-    fixed = _ENVELOPE + encoded_size(level) + encoded_size(domain) + encoded_size(answer)
+    fixed = _ENVELOPE + encoded_size(level) + encoded_size(domain) + encoded_size(prepared["row"]["answer"])
     attempts: list[dict[str, Any] | None] = [None] * len(texts)
     pending: dict[str, list[int]] = {}
     for index, text in enumerate(texts):
@@ -40,14 +45,62 @@ def grade_prompt(worker: BoundedWorker, prepared: dict[str, Any]) -> list[dict[s
             attempts[index] = result("resource_limit", detail="request byte limit exceeded")
         else:
             pending.setdefault(text, []).append(index)  # identical responses are graded once
-    if pending:
-        unique = list(pending)
-        for offset in range(0, len(unique), 64):
-            chunk = unique[offset : offset + 64]
-            for text, graded in zip(chunk, worker.grade_batch(level, domain, answer, chunk)):
-                for index in pending[text]:
-                    attempts[index] = dict(graded)
-    return [attempt for attempt in attempts if attempt is not None]
+    return attempts, pending
+
+
+def _requests(
+    groups: list[tuple[Any, Any, Any, list[str]]], fixed: list[int]
+) -> list[list[tuple[int, int, int]]]:
+    """Split groups into worker requests of bounded size: ``[(group, start, stop), ...]`` each.
+
+    The bound is on the worst-case escaped size (12 bytes per character), so a request always
+    fits the worker's line cap however the texts are spelled.
+    """
+    requests: list[list[tuple[int, int, int]]] = []
+    current: list[tuple[int, int, int]] = []
+    size = 0
+    for index, group in enumerate(groups):
+        start = 0
+        for position, text in enumerate(group[3]):
+            cost = 12 * len(text) + 64
+            if size + cost + fixed[index] > REQUEST_BUDGET and (current or position > start):
+                if position > start:
+                    current.append((index, start, position))
+                requests.append(current)
+                current, size, start = [], 0, position
+            size += cost + (fixed[index] if position == start else 0)
+        if len(group[3]) > start:
+            current.append((index, start, len(group[3])))
+    if current:
+        requests.append(current)
+    return requests
+
+
+def grade_prompts(worker: BoundedWorker, prompts: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Grade all responses of several bound records in few worker round trips (input order)."""
+    plans = [_plan(prepared) for prepared in prompts]
+    groups = [
+        (prepared["level"], prepared["domain"], prepared["row"]["answer"], list(pending))
+        for prepared, (_, pending) in zip(prompts, plans)
+    ]
+    fixed = [encoded_size(prepared["row"]["answer"]) for prepared in prompts]
+    graded: list[list[dict[str, Any]]] = [[] for _ in groups]
+    for request in _requests(groups, fixed):
+        pieces = [(*groups[index][:3], groups[index][3][start:stop]) for index, start, stop in request]
+        for (index, _, _), replies in zip(request, worker.grade_groups(pieces)):
+            graded[index].extend(replies)
+    out = []
+    for (attempts, pending), group, replies in zip(plans, groups, graded):
+        for text, reply in zip(group[3], replies):
+            for index in pending[text]:
+                attempts[index] = dict(reply)
+        out.append([attempt for attempt in attempts if attempt is not None])
+    return out
+
+
+def grade_prompt(worker: BoundedWorker, prepared: dict[str, Any]) -> list[dict[str, Any]]:
+    """Grade all responses of one bound record through ``worker``; same results as one by one."""
+    return grade_prompts(worker, [prepared])[0]
 
 
 class ParallelGrader:
@@ -108,34 +161,40 @@ class ParallelGrader:
             self._local.worker = worker
         return worker
 
-    def _grade(self, prepared: dict[str, Any]) -> list[dict[str, Any]]:
+    def _grade(self, chunk: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
         if self._cancelled.is_set():
             raise RuntimeError("grading cancelled")
-        return grade_prompt(self._worker(), prepared)
+        return grade_prompts(self._worker(), chunk)
 
     def results(
         self, items: Iterable[tuple[int, dict[str, Any]]]
     ) -> Iterator[tuple[int, dict[str, Any], list[dict[str, Any]]]]:
-        """Yield ``(seq, prepared, attempts)`` in the order the items were given."""
-        # Even one worker is driven from a grading thread: the worker grades prompt n+1 while
-        # this thread commits prompt n, so the two cores overlap. Results stay in input order.
+        """Yield ``(seq, prepared, attempts)`` in the order the items were given.
+
+        Items are graded in chunks of prompts, each chunk one worker request; every worker has a
+        second chunk waiting so it never idles on a round trip. Even one worker is driven from a
+        grading thread, so this thread's bookkeeping overlaps the worker's grading.
+        """
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="modebench-grader")
-        window: deque[tuple[int, dict[str, Any], Future[list[dict[str, Any]]]]] = deque()
-        limit = WINDOW_PER_WORKER * self.workers
+        window: deque[tuple[list[tuple[int, dict[str, Any]]], Future[list[list[dict[str, Any]]]]]] = deque()
+        limit = CHUNKS_PER_WORKER * self.workers
         source = iter(items)
         exhausted = False
         while True:
             while not exhausted and len(window) < limit:
-                item = next(source, None)
-                if item is None:
+                chunk = list(islice(source, CHUNK_PROMPTS))
+                if not chunk:
                     exhausted = True
                     break
-                window.append((item[0], item[1], self._executor.submit(self._grade, item[1])))
+                window.append(
+                    (chunk, self._executor.submit(self._grade, [prepared for _, prepared in chunk]))
+                )
             if not window:
                 return
-            seq, prepared, future = window.popleft()
-            yield seq, prepared, future.result()
+            chunk, future = window.popleft()
+            for (seq, prepared), attempts in zip(chunk, future.result()):
+                yield seq, prepared, attempts
 
 
-__all__ = ["MAX_WORKERS", "ParallelGrader", "grade_prompt"]
+__all__ = ["MAX_WORKERS", "ParallelGrader", "grade_prompt", "grade_prompts"]

@@ -42,6 +42,7 @@ MAX_BATCH_BYTES = 64 * MAX_REQUEST_BYTES
 #: environment, so nothing in a model response can reach it.
 FAULT_ENV = "MODEBENCH_WORKER_FAULT"
 FAULT_TEXT = "\x00modebench-fault\x00"
+_FAULT = os.environ.get(FAULT_ENV)  # read once: it is fixed for the worker's life
 
 
 class _ResultCache:
@@ -115,14 +116,14 @@ def _guarded(seconds: float, action: Any, *args: Any) -> dict[str, Any]:
 
 
 def _grade(level: Any, domain: Any, answer: Any, text: Any) -> dict[str, Any]:
-    fault = os.environ.get(FAULT_ENV)
+    fault = _FAULT
     if fault and text == FAULT_TEXT:
         _inject(fault)
     return reply_guard(grade_local(level, domain, answer, text))
 
 
 def _reference(level: Any, domain: Any, answer: Any) -> dict[str, Any]:
-    fault = os.environ.get(FAULT_ENV)
+    fault = _FAULT
     if fault and answer == FAULT_TEXT:
         _inject(fault)
     try:
@@ -160,30 +161,55 @@ def _send(reply: dict[str, Any]) -> None:
     sys.stdout.buffer.flush()
 
 
+def _fatal(reply: dict[str, Any]) -> bool:
+    """After these the worker exits (its state may be damaged); the parent resends the rest."""
+    return reply["status"] in UNSCORABLE and reply["status"] != "invalid_reference"
+
+
+def _grade_group(group: Any, replies: list[dict[str, Any]]) -> bool:
+    """Grade one prompt's texts, streaming a reply per text; False once a fatal reply was sent."""
+    if not isinstance(group, dict) or not isinstance(group.get("texts"), list):
+        reply = result("worker_failure", detail="invalid worker request")
+        _send(reply)
+        replies.append(reply)
+        return False
+    seconds = _deadline_for({"operation": "batch", "domain": group.get("domain")})
+    level, domain, answer = group.get("level"), group.get("domain"), group.get("answer")
+    task = (json.dumps(level), json.dumps(domain), json.dumps(answer))
+    for text in group["texts"]:
+        remembered = _RESULTS.get(task, text)
+        reply = (
+            remembered if remembered is not None else _guarded(seconds, _grade, level, domain, answer, text)
+        )
+        _RESULTS.put(task, text, reply)
+        _send(reply)
+        replies.append(reply)
+        if _fatal(reply):
+            return False
+    return True
+
+
 def handle(request: dict[str, Any]) -> list[dict[str, Any]]:
-    """Handle one request; replies are sent as they are produced and also returned."""
+    """Handle one request; replies are sent as they are produced and also returned.
+
+    ``batch`` carries one prompt's texts; ``groups`` carries several prompts (a list of
+    ``{level, domain, answer, texts}``), so a busy evaluation pays one round trip per group of
+    prompts instead of one per prompt. Either way every text is graded exactly as if alone.
+    """
     seconds = _deadline_for(request)
     operation = request.get("operation")
     replies: list[dict[str, Any]] = []
     if operation == "batch":
-        texts = request.get("texts")
-        if not isinstance(texts, list):
+        _grade_group(request, replies)
+        return replies
+    if operation == "groups":
+        groups = request.get("groups")
+        if not isinstance(groups, list):
             reply = result("worker_failure", detail="invalid worker request")
             _send(reply)
             return [reply]
-        level, domain, answer = request.get("level"), request.get("domain"), request.get("answer")
-        task = (json.dumps(level), json.dumps(domain), json.dumps(answer))
-        for text in texts:
-            remembered = _RESULTS.get(task, text)
-            reply = (
-                remembered
-                if remembered is not None
-                else _guarded(seconds, _grade, level, domain, answer, text)
-            )
-            _RESULTS.put(task, text, reply)
-            _send(reply)
-            replies.append(reply)
-            if reply["status"] in UNSCORABLE and reply["status"] != "invalid_reference":
+        for group in groups:
+            if not _grade_group(group, replies):
                 break
         return replies
     if operation == "grade":
@@ -237,7 +263,7 @@ def main() -> None:
             _send(result("worker_failure", detail="invalid worker request"))
             return
         replies = handle(request)
-        if replies and replies[-1]["status"] in UNSCORABLE and replies[-1]["status"] != "invalid_reference":
+        if replies and _fatal(replies[-1]):
             return
 
 

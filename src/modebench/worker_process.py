@@ -235,22 +235,41 @@ class BoundedWorker:
         return self._exchange(dict(payload), 1)[0]
 
     def grade_batch(self, level: Any, domain: Any, answer: Any, texts: Sequence[Any]) -> list[dict[str, Any]]:
-        """Grade several responses of one prompt; identical to grading them one by one.
+        """Grade several responses of one prompt; identical to grading them one by one."""
+        return self.grade_groups([(level, domain, answer, texts)])[0]
+
+    def grade_groups(
+        self, groups: Sequence[tuple[Any, Any, Any, Sequence[Any]]]
+    ) -> list[list[dict[str, Any]]]:
+        """Grade the texts of several prompts in one round trip; identical to one by one.
 
         Each text has its own deadline window. After an unscorable item the worker is replaced
-        and the remaining texts are resent, exactly as separate requests would have been.
+        and everything not yet graded is resent, exactly as separate requests would have been.
         """
-        results: list[dict[str, Any]] = []
-        while len(results) < len(texts):
-            rest = list(texts[len(results) :])
+        results: list[list[dict[str, Any]]] = [[] for _ in groups]
+        position = 0  # first group that is not complete
+        while position < len(groups):
+            pending = [(index, len(results[index])) for index in range(position, len(groups))]
             payload = {
-                "operation": "batch",
-                "level": level,
-                "domain": domain,
-                "answer": answer,
-                "texts": rest,
+                "operation": "groups",
+                "groups": [
+                    {"level": g[0], "domain": g[1], "answer": g[2], "texts": list(g[3][done:])}
+                    for g, (_, done) in ((groups[i], (i, d)) for i, d in pending)
+                ],
             }
-            results.extend(self._exchange(payload, len(rest)))
+            expected = sum(len(groups[i][3]) - done for i, done in pending)
+            replies = iter(self._exchange(payload, expected))
+            for index, _ in pending:
+                want = len(groups[index][3])
+                while len(results[index]) < want:
+                    reply = next(replies, None)
+                    if reply is None:
+                        break
+                    results[index].append(reply)
+                if len(results[index]) < want:
+                    break
+            while position < len(groups) and len(results[position]) == len(groups[position][3]):
+                position += 1
         return results
 
     def _exchange(self, payload: dict[str, Any], expected: int) -> list[dict[str, Any]]:
