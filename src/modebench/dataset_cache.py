@@ -62,26 +62,28 @@ def _remaining(deadline: float) -> float:
     return max(deadline - time.monotonic(), 0.001)
 
 
-class _DeadlineHTTPConnection(http.client.HTTPConnection):
+class _DeadlineConnection:
+    """Connect (TCP, TLS) and wait for headers only as long as the overall deadline allows."""
+
+    timeout: float | None
+    sock: Any
+
     def __init__(self, *args: Any, deadline: float, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
         self._deadline = deadline
 
     def connect(self) -> None:
         self.timeout = _remaining(self._deadline)
-        super().connect()
+        super().connect()  # type: ignore[misc]
         self.sock.settimeout(_remaining(self._deadline))
 
 
-class _DeadlineHTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, *args: Any, deadline: float, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._deadline = deadline
+class _DeadlineHTTPConnection(_DeadlineConnection, http.client.HTTPConnection):
+    pass
 
-    def connect(self) -> None:
-        self.timeout = _remaining(self._deadline)
-        super().connect()
-        self.sock.settimeout(_remaining(self._deadline))
+
+class _DeadlineHTTPSConnection(_DeadlineConnection, http.client.HTTPSConnection):
+    pass
 
 
 class _HTTPHandler(urllib.request.HTTPHandler):
