@@ -139,3 +139,26 @@ def test_generate_rows_counts() -> None:
     assert rows == generate_rows("level1_graph_coloring", 1, {"eval": 5, "dev": 2, "train": 3})
     with pytest.raises(InputError, match="unknown configuration"):
         generate_rows("level9_countdown", 1, {"eval": 1})
+
+
+def test_bundled_release_is_reproducible_and_self_described(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("pyarrow")
+    from modebench.dataset_cache import load_registry
+
+    bundled = {r["config_name"]: r for r in load_registry("bundled").records}
+    assert len(bundled) == 25 and all(r["rows"] >= 32 and r["split"] == "eval" for r in bundled.values())
+    manifest = json.loads(
+        (Path(load_registry("bundled").local_root or ".").parent / "manifest.json").read_text()
+    )
+    seed = manifest["seed"]
+    configs = "level1_countdown,level3_mathir,level5_pantry_plan"
+    rebuilt = build_release(tmp_path / "again", seed=seed, configs=configs, rows={"eval": 32})
+    assert rebuilt["rows"] == 96
+    for record in json.loads((tmp_path / "again" / "registry.json").read_text())["splits"]:
+        assert record["parquet_sha256"] == bundled[record["config_name"]]["parquet_sha256"]
+    assert main(["datasets", "card", "--registry", "bundled", "--config", "level1_countdown"]) == 0
+    card = json.loads(capsys.readouterr().out)
+    assert card["authors"] == ["modebench contributors"] and "never-published" in card["motivation"]
+    assert card["task"].startswith("Exact integer arithmetic")

@@ -13,9 +13,9 @@ from typing import Any
 
 from modebench.contracts import BENCHMARK_CONTRACT
 from modebench.dataset_cache import RegistryLike, load_registry
-from modebench.validation import InputError
+from modebench.validation import InputError, loads
 
-__all__ = ["CARDS_SCHEMA", "card", "cards", "cards_bytes"]
+__all__ = ["CARDS_SCHEMA", "card", "cards", "cards_bytes", "domain_text"]
 
 CARDS_SCHEMA = "modebench-dataset-cards-v1"
 INTENDED_USE = (
@@ -77,6 +77,11 @@ _DOMAIN_TEXT: dict[str, dict[str, Any]] = {
         "source": "Synthetic integer test cases and bounded program certificates.",
     },
 }
+
+
+def domain_text(domain: str) -> dict[str, str]:
+    """The card sentences of a domain: ``task``, ``canonical_identity``, ``source`` (and more)."""
+    return dict(_DOMAIN_TEXT[domain])
 
 
 def _admission_note(level: int, records: list[dict[str, Any]]) -> str | None:
@@ -150,8 +155,19 @@ def cards_bytes(registry: RegistryLike = None) -> bytes:
 
 
 def card(config: str, registry: RegistryLike = None) -> dict[str, Any]:
-    """One configuration's card; unknown → ``unknown dataset configuration; use datasets list``."""
-    found: list[dict[str, Any]] = cards(registry)["cards"]
+    """One configuration's card; unknown → ``unknown dataset configuration; use datasets list``.
+
+    A local release made by ``modebench build`` (the bundled one included) carries its own
+    datasheets in ``cards/``; those are shown, so generated data is never attributed to the
+    authors of the published 0.4.0 release.
+    """
+    chosen = load_registry(registry)
+    if chosen.local_root is not None and chosen.select(config):
+        own = chosen.local_root.parent / "cards" / f"{config}.json"
+        if own.is_file():
+            datasheet: dict[str, Any] = loads(own.read_bytes())
+            return datasheet
+    found: list[dict[str, Any]] = cards(chosen)["cards"]
     for item in found:
         if item["config"] == config:
             return item
