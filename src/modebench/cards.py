@@ -8,11 +8,13 @@ what singles out Level 4 in 0.4.0) rather than from a hard-coded level.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
-from modebench.contracts import BENCHMARK_CONTRACT
+from modebench.contracts import BENCHMARK_CONTRACT, normalize_domain
 from modebench.dataset_cache import RegistryLike, load_registry
+from modebench.domains import plugin
 from modebench.validation import InputError, loads
 
 __all__ = ["CARDS_SCHEMA", "card", "cards", "cards_bytes", "domain_text"]
@@ -42,46 +44,10 @@ COMMON_LIMITATIONS = [
 ]
 UNIQUE_LIMITATION = "Single-answer diagnostic, separate from the main benchmark."
 
-# Per-domain card text (data, not control flow): the display name is used in admission notes.
-_DOMAIN_TEXT: dict[str, dict[str, Any]] = {
-    "countdown": {
-        "name": "Countdown",
-        "task": "Exact integer arithmetic with a fixed multiset of operands.",
-        "canonical_identity": "Normalized expression tree; commutative children normalize, but arbitrary algebraic equivalence or reassociation does not collapse trees.",
-        "source": "Synthetic, exactly enumerated arithmetic instances.",
-    },
-    "graph_coloring": {
-        "name": "Graph Coloring",
-        "task": "Find a proper coloring, respecting any fixed vertex colors.",
-        "canonical_identity": "Complete vertex color vector, including reconstructed fixed entries.",
-        "source": "Synthetic graphs and executable edge/fixed-color constraints.",
-    },
-    "mathir": {
-        "name": "MathIR",
-        "task": "Solve a parameterized equation with a restricted action language.",
-        "canonical_identity": "Normalized symbolic state trajectory, not just the final solution.",
-        "source": "Synthetic symbolic equations, bindings, and registered action menus.",
-    },
-    "pantry_plan": {
-        "name": "PantryPlan",
-        "task": "Find feasible ingredient allocations under quantity and nutrition constraints.",
-        "canonical_identity": "Ingredient support; Level 1 support masks use deterministic quantity projection.",
-        "source": "Synthetic tasks derived from USDA FoodData Central Foundation Foods (April 2026, CC0).",
-        "upstream_license": "CC0-1.0",
-        "limitation": "A constrained allocation benchmark, not dietary advice or a validated nutrition planner.",
-    },
-    "python_factors": {
-        "name": "Python Factors",
-        "task": "Return proper divisors for the given inputs using a restricted lambda.",
-        "canonical_identity": "Executed divisor vector; distinct programs can share a mode.",
-        "source": "Synthetic integer test cases and bounded program certificates.",
-    },
-}
 
-
-def domain_text(domain: str) -> dict[str, str]:
-    """The card sentences of a domain: ``task``, ``canonical_identity``, ``source`` (and more)."""
-    return dict(_DOMAIN_TEXT[domain])
+def domain_text(domain: str) -> dict[str, Any]:
+    """The card sentences of a domain (``task``, ``canonical_identity``, ``source``, …), from its plug-in."""
+    return dataclasses.asdict(plugin(normalize_domain(domain)).card)
 
 
 def _admission_note(level: int, records: list[dict[str, Any]]) -> str | None:
@@ -92,7 +58,7 @@ def _admission_note(level: int, records: list[dict[str, Any]]) -> str | None:
     unmatched = sorted({record["domain"] for record in at_level if record.get("difficulty_matched") is False})
     parts = [f"Level {level} as a whole is not admitted"]
     parts += [
-        f"Level {level} {_DOMAIN_TEXT[domain]['name']} is not difficulty-matched" for domain in unmatched
+        f"Level {level} {domain_text(domain)['name']} is not difficulty-matched" for domain in unmatched
     ]
     return "; ".join(parts) + "."
 
@@ -100,14 +66,14 @@ def _admission_note(level: int, records: list[dict[str, Any]]) -> str | None:
 def _card(config: str, splits: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[str, Any]:
     first = splits[0]
     level, domain = first["level"], first["domain"]
-    text = _DOMAIN_TEXT[domain]
+    text = domain_text(domain)
     limitations = list(COMMON_LIMITATIONS)
     if config.endswith("_unique_answer"):
         limitations.append(UNIQUE_LIMITATION)
     note = _admission_note(level, records)
     if note is not None:
         limitations.append(note)
-    if "limitation" in text:
+    if text["limitation"] is not None:
         limitations.append(text["limitation"])
     return {
         "config": config,
@@ -118,7 +84,7 @@ def _card(config: str, splits: list[dict[str, Any]], records: list[dict[str, Any
         "intended_use": INTENDED_USE,
         "source": text["source"],
         "license": "CC-BY-4.0",
-        "upstream_license": text.get("upstream_license"),
+        "upstream_license": text["upstream_license"],
         "authors": list(AUTHORS),
         "citation_key": "dAliberti:etal:ModeCollapse:2027",
         "prompt_condition": "registered_hints_v1",

@@ -68,6 +68,18 @@ class PromptTemplate:
 
 
 @dataclass(frozen=True)
+class CardText:
+    """How dataset cards describe a domain (``datasets.md`` §8)."""
+
+    name: str  # display name, e.g. in "Level 4 MathIR is not difficulty-matched"
+    task: str
+    canonical_identity: str
+    source: str
+    upstream_license: str | None = None
+    limitation: str | None = None  # an extra limitation line, if the domain needs one
+
+
+@dataclass(frozen=True)
 class DomainPlugin:
     """Everything shared machinery may know about a domain."""
 
@@ -82,6 +94,8 @@ class DomainPlugin:
     grade: Callable[[int, Any, str], Correct]
     #: ``(level, condition) -> PromptTemplate``; raises ValueError for an unknown condition.
     prompt: Callable[[int, str], PromptTemplate]
+    #: Dataset-card sentences of the domain.
+    card: CardText
     #: ``(level, rng) -> row`` deterministic task generator, or None while not available.
     generate: Callable[[int, random.Random], dict[str, Any]] | None = None
     #: ``(level, answer_object) -> responses``: correct responses in pairwise distinct modes (at
@@ -92,4 +106,12 @@ class DomainPlugin:
     warm_up: Callable[[], None] | None = None
 
 
-__all__ = ["Correct", "DomainPlugin", "Incorrect", "InvalidReference", "Malformed", "PromptTemplate"]
+__all__ = [
+    "CardText",
+    "Correct",
+    "DomainPlugin",
+    "Incorrect",
+    "InvalidReference",
+    "Malformed",
+    "PromptTemplate",
+]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modebench.domains._protocol import DomainPlugin
+from modebench.domains._protocol import CardText, DomainPlugin
 from modebench.domains.countdown import prompt
 from modebench.domains.countdown.generate import generate
 from modebench.domains.countdown.grade import grade
@@ -17,6 +17,16 @@ def witnesses(level: int, answer: dict[str, Any]) -> list[str]:
     return list(modes(tuple(answer["numbers"]), answer["target"]).values())
 
 
+CARD = CardText(
+    name="Countdown",
+    task="Exact integer arithmetic with a fixed multiset of operands.",
+    canonical_identity=(
+        "Normalized expression tree; commutative children normalize, but arbitrary algebraic equivalence or reassociation does not collapse trees."
+    ),
+    source="Synthetic, exactly enumerated arithmetic instances.",
+)
+
+
 PLUGIN = DomainPlugin(
     name="countdown",
     verifiers=("countdown",),
@@ -24,6 +34,7 @@ PLUGIN = DomainPlugin(
     validate_reference=validate_reference,
     grade=grade,
     prompt=prompt.template,
+    card=CARD,
     generate=generate,
     witnesses=witnesses,
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from itertools import product
 from typing import Any
 
-from modebench.domains._protocol import DomainPlugin, Incorrect
+from modebench.domains._protocol import CardText, DomainPlugin, Incorrect
 from modebench.domains.graph_coloring import prompt
 from modebench.domains.graph_coloring.generate import generate
 from modebench.domains.graph_coloring.grade import grade
@@ -30,6 +30,14 @@ def witnesses(level: int, answer: dict[str, Any]) -> list[str]:
     return list(found.values())
 
 
+CARD = CardText(
+    name="Graph Coloring",
+    task="Find a proper coloring, respecting any fixed vertex colors.",
+    canonical_identity="Complete vertex color vector, including reconstructed fixed entries.",
+    source="Synthetic graphs and executable edge/fixed-color constraints.",
+)
+
+
 PLUGIN = DomainPlugin(
     name="graph_coloring",
     verifiers=("graph_coloring",),
@@ -37,6 +45,7 @@ PLUGIN = DomainPlugin(
     validate_reference=validate_reference,
     grade=grade,
     prompt=prompt.template,
+    card=CARD,
     generate=generate,
     witnesses=witnesses,
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from modebench.domains._protocol import Correct, DomainPlugin
+from modebench.domains._protocol import CardText, Correct, DomainPlugin
 from modebench.domains.mathir import prompt
 
 # SymPy is imported only when a reference is validated or a response graded (inside a worker),
@@ -54,6 +54,14 @@ def warm_up() -> None:
     del check
 
 
+CARD = CardText(
+    name="MathIR",
+    task="Solve a parameterized equation with a restricted action language.",
+    canonical_identity="Normalized symbolic state trajectory, not just the final solution.",
+    source="Synthetic symbolic equations, bindings, and registered action menus.",
+)
+
+
 PLUGIN = DomainPlugin(
     name="mathir",
     verifiers=(MENU_VERIFIER, ALGEBRA_VERIFIER),
@@ -61,6 +69,7 @@ PLUGIN = DomainPlugin(
     validate_reference=validate_reference,
     grade=grade,
     prompt=prompt.template,
+    card=CARD,
     generate=generate,
     witnesses=witnesses,
     warm_up=warm_up,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modebench.domains._protocol import Correct, DomainPlugin
+from modebench.domains._protocol import CardText, Correct, DomainPlugin
 from modebench.domains.pantry_plan import prompt
 from modebench.domains.pantry_plan.check import grade_allocation, grade_mask
 from modebench.domains.pantry_plan.generate import generate
@@ -37,6 +37,16 @@ def witnesses(level: int, answer: dict[str, Any]) -> list[str]:
     return found
 
 
+CARD = CardText(
+    name="PantryPlan",
+    task="Find feasible ingredient allocations under quantity and nutrition constraints.",
+    canonical_identity=("Ingredient support; Level 1 support masks use deterministic quantity projection."),
+    source="Synthetic tasks derived from USDA FoodData Central Foundation Foods (April 2026, CC0).",
+    upstream_license="CC0-1.0",
+    limitation="A constrained allocation benchmark, not dietary advice or a validated nutrition planner.",
+)
+
+
 PLUGIN = DomainPlugin(
     name="pantry_plan",
     verifiers=("pantry_plan",),
@@ -44,6 +54,7 @@ PLUGIN = DomainPlugin(
     validate_reference=validate_reference,
     grade=grade,
     prompt=prompt.template,
+    card=CARD,
     generate=generate,
     witnesses=witnesses,
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from itertools import islice, product
 from typing import Any
 
-from modebench.domains._protocol import Correct, DomainPlugin
+from modebench.domains._protocol import CardText, Correct, DomainPlugin
 from modebench.domains.python_factors import prompt
 from modebench.domains.python_factors.check import mode_key, run_cases
 from modebench.domains.python_factors.generate import generate
@@ -46,6 +46,14 @@ def witnesses(level: int, answer: dict[str, Any]) -> list[str]:
     return found
 
 
+CARD = CardText(
+    name="Python Factors",
+    task="Return proper divisors for the given inputs using a restricted lambda.",
+    canonical_identity="Executed divisor vector; distinct programs can share a mode.",
+    source="Synthetic integer test cases and bounded program certificates.",
+)
+
+
 PLUGIN = DomainPlugin(
     name="python_factors",
     verifiers=(VERIFIER,),
@@ -53,6 +61,7 @@ PLUGIN = DomainPlugin(
     validate_reference=validate_reference,
     grade=grade,
     prompt=prompt.template,
+    card=CARD,
     generate=generate,
     witnesses=witnesses,
 )
