@@ -229,3 +229,14 @@ def test_requests_are_split_to_fit_the_worker_line_cap() -> None:
         spans = covered[index]
         assert spans[0][0] == 0 and spans[-1][1] == len(group[3])
         assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+
+
+@pytest.mark.parametrize(("domain", "low", "high"), [("python_factors", 0.2, 1.2), ("countdown", 1.9, 4.5)])
+def test_worker_deadline_follows_the_domain(domain: str, low: float, high: float) -> None:
+    with worker_with("slow", timeout=5.0) as worker:
+        worker.request(grade_request(domain, "warm up"))
+        started = time.monotonic()
+        reply = worker.request(grade_request(domain, FAULT_TEXT))
+        elapsed = time.monotonic() - started
+    assert reply["status"] == "timeout" and reply["detail"] == "worker execution deadline exceeded"
+    assert low <= elapsed <= high, elapsed
