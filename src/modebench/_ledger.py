@@ -9,7 +9,6 @@ Grading commits in bounded groups; the journal is appended only after its group 
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import shutil
 import sqlite3
@@ -18,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from modebench.identity import canonical
+from modebench.identity import canonical, sha256_text
 from modebench.validation import InputError, loads
 
 SCHEMA_SQL = """
@@ -31,10 +30,6 @@ CREATE TABLE IF NOT EXISTS prompts (
 """
 LEDGER_NAME = "ledger.sqlite3"
 PAGE = 512
-
-
-def sha256_hex(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class SeenSet:
@@ -84,13 +79,13 @@ class Ledger:
     def insert(self, seq: int, level: int, domain: str, k: int, prepared_json: str) -> None:
         self.db.execute(
             "INSERT INTO prompts (seq, level, domain, k, prepared_json, prepared_sha) VALUES (?, ?, ?, ?, ?, ?)",
-            (seq, level, domain, k, prepared_json, sha256_hex(prepared_json)),
+            (seq, level, domain, k, prepared_json, sha256_text(prepared_json)),
         )
 
     def set_result(self, seq: int, result_json: str) -> None:
         self.db.execute(
             "UPDATE prompts SET result_json=?, result_sha=? WHERE seq=?",
-            (result_json, sha256_hex(result_json), seq),
+            (result_json, sha256_text(result_json), seq),
         )
 
     def rows(self, columns: str, where: str = "1", start: int = 0) -> Iterator[tuple[Any, ...]]:
@@ -158,4 +153,4 @@ def discard(directory: str | os.PathLike[str]) -> None:
     shutil.rmtree(directory, ignore_errors=True)
 
 
-__all__ = ["Ledger", "SeenSet", "checkpoint", "discard", "sha256_hex"]
+__all__ = ["Ledger", "SeenSet", "checkpoint", "discard"]

@@ -7,6 +7,7 @@ bound to their registered hashes (Phase C), and only then is any response graded
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -399,8 +400,6 @@ def assemble_v3(
 def v3_cell(
     level: int, domain: str, k: int, members: list[dict[str, Any]], threshold: int, healthy: bool
 ) -> dict[str, Any]:
-    import statistics
-
     cell: dict[str, Any] = {"level": level, "domain": domain, "k": k}
     if healthy:
         cell["accuracy"] = statistics.fmean(m["accuracy"] for m in members)

@@ -14,8 +14,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
 from typing import Any
 
-from modebench.diagnostics import MAX_REQUEST_BYTES, MAX_RESPONSE_CHARS, result
-from modebench.domains._pipeline import encoded_size
+from modebench.diagnostics import MAX_REQUEST_BYTES
+from modebench.domains._pipeline import encoded_size, request_overhead, text_precheck
 from modebench.worker_process import BoundedWorker
 
 MAX_WORKERS = 8
@@ -25,25 +25,17 @@ CHUNK_PROMPTS = 16
 CHUNKS_PER_WORKER = 2
 #: Worst-case escaped bytes of texts in one request (the worker reads lines of up to 64 MiB).
 REQUEST_BUDGET = 16 * MAX_REQUEST_BYTES
-_ENVELOPE = len('{"operation": "grade", "level": , "domain": , "answer": , "text": }') + 1
 
 
 def _plan(prepared: dict[str, Any]) -> tuple[list[dict[str, Any] | None], dict[str, list[int]]]:
     """Parent-side checks of one prompt's responses, and its distinct texts left for a worker."""
-    level, domain = prepared["level"], prepared["domain"]
     texts: list[str] = prepared["raw"]["responses"]
-    fixed = _ENVELOPE + encoded_size(level) + encoded_size(domain) + encoded_size(prepared["row"]["answer"])
+    overhead = request_overhead(prepared["level"], prepared["domain"], prepared["row"]["answer"])
     attempts: list[dict[str, Any] | None] = [None] * len(texts)
     pending: dict[str, list[int]] = {}
     for index, text in enumerate(texts):
-        if len(text) > MAX_RESPONSE_CHARS:
-            attempts[index] = result("resource_limit", detail="response character limit exceeded")
-        # No character escapes to more than 12 bytes: only long texts need the exact size.
-        elif (
-            fixed + 12 * len(text) + 2 > MAX_REQUEST_BYTES and fixed + encoded_size(text) > MAX_REQUEST_BYTES
-        ):
-            attempts[index] = result("resource_limit", detail="request byte limit exceeded")
-        else:
+        attempts[index] = text_precheck(overhead, text)
+        if attempts[index] is None:
             pending.setdefault(text, []).append(index)  # identical responses are graded once
     return attempts, pending
 

@@ -14,7 +14,6 @@ byte-identical files. A release directory is never overwritten: a changed releas
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
@@ -26,7 +25,7 @@ from typing import Any
 from modebench import __version__
 from modebench.contracts import DOMAINS, LEVELS, NOT_ADMITTED_LEVELS, NOT_DIFFICULTY_MATCHED
 from modebench.domains import plugin
-from modebench.identity import digest_json
+from modebench.identity import digest_json, file_sha256
 from modebench.validation import InputError
 
 REGISTRY_SCHEMA = "modebench-portable-data-v1"
@@ -86,10 +85,6 @@ def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     pq.write_table(table, path, compression="zstd", use_dictionary=False, write_statistics=False)
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _record(
     config: str, split: str, rows: list[dict[str, Any]], parquet: Path, data_file: str
 ) -> dict[str, Any]:
@@ -100,7 +95,7 @@ def _record(
         "domain": domain,
         "level": level,
         "original_datasetdict_split": ORIGINAL_SPLIT[split],
-        "parquet_sha256": _sha256(parquet),
+        "parquet_sha256": file_sha256(parquet),
         "rows": len(rows),
         "rows_sha256": digest_json(rows),
         "source_column_order": list(rows[0]),
@@ -206,7 +201,7 @@ def build_release(
             "generator": f"modebench {__version__}",
             "seed": seed,
             "files": {
-                p.relative_to(temp).as_posix(): {"sha256": _sha256(p), "bytes": p.stat().st_size}
+                p.relative_to(temp).as_posix(): {"sha256": file_sha256(p), "bytes": p.stat().st_size}
                 for p in files
             },
         }
@@ -220,7 +215,7 @@ def build_release(
     return {
         "output": str(output),
         "registry": str(Path(output) / "registry.json"),
-        "registry_sha256": _sha256(Path(output) / "registry.json"),
+        "registry_sha256": file_sha256(Path(output) / "registry.json"),
         "configs": len(chosen),
         "splits": len(records),
         "rows": sum(r["rows"] for r in records),

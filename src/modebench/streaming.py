@@ -26,7 +26,7 @@ from modebench.evaluation import (
     prompt_result,
     protocol_notes,
 )
-from modebench.identity import canonical, digest_json, file_sha256, software_identity
+from modebench.identity import canonical, digest_json, file_sha256, sha256_text, software_identity
 from modebench.metrics import CellAccumulator
 from modebench.parallel import MAX_WORKERS, ParallelGrader
 from modebench.publish import atomic_output
@@ -38,6 +38,8 @@ CHECKPOINT_SCHEMA = "modebench-checkpoint-v1"
 REPORT_SCHEMA = "modebench-saved-responses-v4"
 RESULT_FORMAT = "modebench-prompt-result-v1"
 JOURNAL_NAME = "results.jsonl"
+#: Ledger info written at the end of preflight and bound by ``preflight_sha256``.
+PREFLIGHT_KEYS = ("records_sha256", "run", "generation_metadata_status", "run_sha256", "dataset", "count")
 #: Grading commits at most this many prompts, or this many seconds of work, per transaction.
 COMMIT_PROMPTS = 128
 COMMIT_SECONDS = 0.5
@@ -182,9 +184,7 @@ def _run(
         # A custom registry enters the resume identity through the split record and the
         # manifest hash of its data root (the cache manifest holds the registry's bytes).
         frozen = open_frozen(root, options.config, options.split, options.allow_partial, registry)
-    identity = loads(
-        canonical(_identity(file_sha256(source), raw_options_json(raw_options), frozen, software))
-    )
+    identity = loads(canonical(_identity(file_sha256(source), raw_options, frozen, software)))
     if resume:
         if ledger.get("identity") != identity:
             raise InputError("resume identity mismatch: input, configuration, dataset, or evaluator changed")
@@ -230,12 +230,6 @@ def _run(
     }
 
 
-def raw_options_json(raw_options: dict[str, Any]) -> dict[str, Any]:
-    return {
-        key: raw_options[key] for key in ("min_defined_prompts", "run", "config", "split", "allow_partial")
-    }
-
-
 def _preflight(
     ledger: _ledger.Ledger,
     source: Path,
@@ -264,7 +258,7 @@ def _preflight(
             prepared = preflight.bind(prepared)
         except InputError as exc:
             binding_error = binding_error or exc
-        prepared["record_sha256"] = hashlib.sha256(raw_text.encode("utf-8")).hexdigest()
+        prepared["record_sha256"] = sha256_text(raw_text)
         ledger.insert(
             seq, prepared["level"], prepared["domain"], len(record["responses"]), canonical(prepared)
         )
@@ -286,28 +280,18 @@ def _preflight(
     }
     for key, value in meta.items():
         ledger.put(key, value)
-    ledger.put("preflight_sha256", digest_json(_preflight_identity(meta)))
+    ledger.put("preflight_sha256", digest_json(meta))
     ledger.put("phase", "grading")
     ledger.commit()
     _event(progress, "validated", seq, seq)
-
-
-def _preflight_identity(meta: dict[str, Any]) -> dict[str, Any]:
-    return {
-        key: meta[key]
-        for key in ("records_sha256", "run", "generation_metadata_status", "run_sha256", "dataset", "count")
-    }
 
 
 def _check_ledger(ledger: _ledger.Ledger) -> int:
     """Verify the checkpoint before trusting it; return the number of prompts."""
     if ledger.db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
         raise InputError("checkpoint integrity check failed")
-    meta = {
-        key: ledger.get(key)
-        for key in ("records_sha256", "run", "generation_metadata_status", "run_sha256", "dataset", "count")
-    }
-    if digest_json(_preflight_identity(meta)) != ledger.get("preflight_sha256"):
+    meta = {key: ledger.get(key) for key in PREFLIGHT_KEYS}
+    if digest_json(meta) != ledger.get("preflight_sha256"):
         raise InputError("checkpoint preflight metadata identity mismatch")
     records = hashlib.sha256(b"[")
     position = 0
@@ -315,20 +299,20 @@ def _check_ledger(ledger: _ledger.Ledger) -> int:
     for seq, level, domain, k, prepared_json, prepared_sha, result_json, result_sha in ledger.rows(
         "level, domain, k, prepared_json, prepared_sha, result_json, result_sha"
     ):
-        if seq != position or prepared_sha != _ledger.sha256_hex(prepared_json):
+        if seq != position or prepared_sha != sha256_text(prepared_json):
             raise InputError("checkpoint prepared-record identity mismatch")
         prepared = json.loads(prepared_json)
         if (level, domain, k) != (prepared["level"], prepared["domain"], len(prepared["raw"]["responses"])):
             raise InputError("checkpoint cell identity mismatch")
         raw_text = canonical(prepared["raw"])
-        if _ledger.sha256_hex(raw_text) != prepared["record_sha256"]:
+        if sha256_text(raw_text) != prepared["record_sha256"]:
             raise InputError("checkpoint input snapshot mismatch")
         records.update((b"," if position else b"") + raw_text.encode("utf-8"))
         if result_json is None:
             if result_sha is not None:
                 raise InputError("checkpoint incomplete result identity")
             pending_seen = True
-        elif pending_seen or result_sha != _ledger.sha256_hex(result_json):
+        elif pending_seen or result_sha != sha256_text(result_json):
             raise InputError("checkpoint result identity or ordering mismatch")
         position += 1
     records.update(b"]")

@@ -253,8 +253,8 @@ class BoundedWorker:
             payload = {
                 "operation": "groups",
                 "groups": [
-                    {"level": g[0], "domain": g[1], "answer": g[2], "texts": list(g[3][done:])}
-                    for g, (_, done) in ((groups[i], (i, d)) for i, d in pending)
+                    {"level": level, "domain": domain, "answer": answer, "texts": list(texts[done:])}
+                    for (level, domain, answer, texts), done in ((groups[i], d) for i, d in pending)
                 ],
             }
             expected = sum(len(groups[i][3]) - done for i, done in pending)

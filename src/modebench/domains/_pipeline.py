@@ -43,6 +43,24 @@ def encoded_size(value: Any) -> int:
     return len(json.dumps(value, allow_nan=False))
 
 
+def request_overhead(level: Any, domain: Any, answer: Any) -> int:
+    """Bytes of a grade request apart from its text; raises TypeError/ValueError for non-JSON."""
+    return _GRADE_ENVELOPE + encoded_size(level) + encoded_size(domain) + encoded_size(answer)
+
+
+def text_precheck(overhead: int, text: Any) -> dict[str, Any] | None:
+    """The response-side caps of one request with the given overhead; None when it may be sent."""
+    if isinstance(text, str):
+        if len(text) > MAX_RESPONSE_CHARS:
+            return result("resource_limit", detail="response character limit exceeded")
+        # No character escapes to more than 12 bytes: only long texts need the exact size.
+        if overhead + 12 * len(text) + 2 <= MAX_REQUEST_BYTES:
+            return None
+    if overhead + encoded_size(text) > MAX_REQUEST_BYTES:
+        return result("resource_limit", detail="request byte limit exceeded")
+    return None
+
+
 def parent_precheck(level: Any, domain: Any, row: Any, text: Any) -> dict[str, Any] | None:
     """Caller-side checks of the reference, in order; a result dict ends grading early."""
     if isinstance(text, str) and len(text) > MAX_RESPONSE_CHARS:
@@ -50,12 +68,9 @@ def parent_precheck(level: Any, domain: Any, row: Any, text: Any) -> dict[str, A
     if not isinstance(row, Mapping) or "answer" not in row:
         return result("invalid_reference", detail="row requires answer")
     try:
-        size = _GRADE_ENVELOPE + sum(encoded_size(v) for v in (level, domain, row["answer"], text))
+        return text_precheck(request_overhead(level, domain, row["answer"]), text)
     except (TypeError, ValueError, RecursionError):
         return result("invalid_reference", detail="request is not finite JSON")
-    if size > MAX_REQUEST_BYTES:
-        return result("resource_limit", detail="request byte limit exceeded")
-    return None
 
 
 class ReferenceCache:
@@ -182,4 +197,6 @@ __all__ = [
     "grade_local",
     "parent_precheck",
     "reply_guard",
+    "request_overhead",
+    "text_precheck",
 ]
