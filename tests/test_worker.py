@@ -44,7 +44,7 @@ FAULTS = [
     ("exit", "worker_failure", "OSError: worker closed stdout"),
     ("slow", "timeout", "worker execution deadline exceeded"),
     ("hang", "timeout", "parent request deadline exceeded"),
-    ("garbage", "worker_failure", "ValueError"),
+    ("garbage", "worker_failure", "JSONDecodeError: Expecting value"),
     ("oversize", "worker_failure", "worker reply byte limit exceeded"),
     ("memory", "resource_limit", "worker memory limit exceeded"),
     ("startup", "worker_failure", "worker start-up failed"),
@@ -198,8 +198,10 @@ def test_request_size_formula_is_exact(values: tuple[Any, ...]) -> None:
 def test_groups_recover_mid_request_exactly_like_single_requests() -> None:
     """Several prompts in one request: a fault in the middle is isolated to its own item."""
     rows = [sample_row(domain) for domain in DOMAINS]
+    from modebench.domains._pipeline import encode_answer
+
     groups = [
-        (1, domain, row["answer"], ["not a solution", FAULT_TEXT if index % 2 else "x", ""])
+        (1, domain, encode_answer(row["answer"]), ["not a solution", FAULT_TEXT if index % 2 else "x", ""])
         for index, (domain, row) in enumerate(zip(DOMAINS, rows))
     ]
     with worker_with("exit") as worker:

@@ -15,8 +15,9 @@ from itertools import islice
 from typing import Any
 
 from modebench.diagnostics import MAX_REQUEST_BYTES
-from modebench.domains._pipeline import encoded_size, request_overhead, text_precheck
+from modebench.domains._pipeline import encode_answer, parent_precheck, request_overhead, text_precheck
 from modebench.worker_process import BoundedWorker
+from modebench.worker_protocol import groups_request
 
 MAX_WORKERS = 8
 #: Prompts per worker request, and requests in flight per worker: a worker always has its next
@@ -27,17 +28,28 @@ CHUNKS_PER_WORKER = 2
 REQUEST_BUDGET = 16 * MAX_REQUEST_BYTES
 
 
-def _plan(prepared: dict[str, Any]) -> tuple[list[dict[str, Any] | None], dict[str, list[int]]]:
-    """Parent-side checks of one prompt's responses, and its distinct texts left for a worker."""
-    texts: list[str] = prepared["raw"]["responses"]
-    overhead = request_overhead(prepared["level"], prepared["domain"], prepared["row"]["answer"])
-    attempts: list[dict[str, Any] | None] = [None] * len(texts)
-    pending: dict[str, list[int]] = {}
-    for index, text in enumerate(texts):
-        attempts[index] = text_precheck(overhead, text)
-        if attempts[index] is None:
-            pending.setdefault(text, []).append(index)  # identical responses are graded once
-    return attempts, pending
+class _Plan:
+    """One prompt on its way to a worker: parent-side verdicts, and distinct texts still to grade."""
+
+    __slots__ = ("attempts", "pending", "answer_json")
+
+    def __init__(self, prepared: dict[str, Any]) -> None:
+        level, domain, row = prepared["level"], prepared["domain"], prepared["row"]
+        texts: list[str] = prepared["raw"]["responses"]
+        self.attempts: list[dict[str, Any] | None] = [None] * len(texts)
+        self.pending: dict[str, list[int]] = {}
+        self.answer_json = ""
+        try:
+            # Encoded once: it sizes every request of this prompt and travels in them as is.
+            self.answer_json = encode_answer(row["answer"])
+            overhead = request_overhead(level, domain, None, self.answer_json)
+        except (TypeError, ValueError, RecursionError):
+            self.attempts = [parent_precheck(level, domain, row, text) for text in texts]
+            return
+        for index, text in enumerate(texts):
+            early = self.attempts[index] = text_precheck(overhead, text)
+            if early is None:
+                self.pending.setdefault(text, []).append(index)  # identical responses are graded once
 
 
 def _requests(
@@ -68,26 +80,57 @@ def _requests(
     return requests
 
 
+class _Chunk:
+    """Prompts made ready for one worker: planned, split into requests, requests encoded.
+
+    Building a chunk and finishing it (``finish``) need no worker, so the pool does both on the
+    consuming thread while a grading thread keeps the worker busy with the previous chunk.
+    """
+
+    def __init__(self, prompts: list[dict[str, Any]]) -> None:
+        self.plans = [_Plan(prepared) for prepared in prompts]
+        self.groups = [
+            (prepared["level"], prepared["domain"], plan.answer_json, list(plan.pending))
+            for prepared, plan in zip(prompts, self.plans)
+        ]
+        fixed = [len(plan.answer_json) for plan in self.plans]
+        self.requests: list[tuple[list[tuple[int, int, int]], list[Any], bytes | None]] = []
+        for request in _requests(self.groups, fixed):
+            pieces = [
+                (*self.groups[index][:3], self.groups[index][3][start:stop]) for index, start, stop in request
+            ]
+            try:
+                data: bytes | None = groups_request(pieces)
+            except (TypeError, ValueError, RecursionError):
+                data = None  # grade_groups reports it item by item
+            self.requests.append((request, pieces, data))
+
+    def grade(self, worker: BoundedWorker) -> list[list[dict[str, Any]]]:
+        """The worker's replies for each group's distinct texts."""
+        graded: list[list[dict[str, Any]]] = [[] for _ in self.groups]
+        for request, pieces, data in self.requests:
+            for (index, _, _), replies in zip(request, worker.grade_groups(pieces, data)):
+                graded[index].extend(replies)
+        return graded
+
+    def finish(self, graded: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+        """Every prompt's attempts in response order, repeats given their own copies."""
+        out = []
+        for plan, group, replies in zip(self.plans, self.groups, graded):
+            attempts = plan.attempts
+            for text, reply in zip(group[3], replies):
+                first, *repeats = plan.pending[text]
+                attempts[first] = reply
+                for index in repeats:
+                    attempts[index] = dict(reply)  # each attempt owns its record
+            out.append([attempt for attempt in attempts if attempt is not None])
+        return out
+
+
 def grade_prompts(worker: BoundedWorker, prompts: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """Grade all responses of several bound records in few worker round trips (input order)."""
-    plans = [_plan(prepared) for prepared in prompts]
-    groups = [
-        (prepared["level"], prepared["domain"], prepared["row"]["answer"], list(pending))
-        for prepared, (_, pending) in zip(prompts, plans)
-    ]
-    fixed = [encoded_size(prepared["row"]["answer"]) for prepared in prompts]
-    graded: list[list[dict[str, Any]]] = [[] for _ in groups]
-    for request in _requests(groups, fixed):
-        pieces = [(*groups[index][:3], groups[index][3][start:stop]) for index, start, stop in request]
-        for (index, _, _), replies in zip(request, worker.grade_groups(pieces)):
-            graded[index].extend(replies)
-    out = []
-    for (attempts, pending), group, replies in zip(plans, groups, graded):
-        for text, reply in zip(group[3], replies):
-            for index in pending[text]:
-                attempts[index] = dict(reply)
-        out.append([attempt for attempt in attempts if attempt is not None])
-    return out
+    chunk = _Chunk(prompts)
+    return chunk.finish(chunk.grade(worker))
 
 
 def grade_prompt(worker: BoundedWorker, prepared: dict[str, Any]) -> list[dict[str, Any]]:
@@ -153,10 +196,10 @@ class ParallelGrader:
             self._local.worker = worker
         return worker
 
-    def _grade(self, chunk: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    def _grade(self, chunk: _Chunk) -> list[list[dict[str, Any]]]:
         if self._cancelled.is_set():
             raise RuntimeError("grading cancelled")
-        return grade_prompts(self._worker(), chunk)
+        return chunk.grade(self._worker())
 
     def results(
         self, items: Iterable[tuple[int, dict[str, Any]]]
@@ -164,12 +207,15 @@ class ParallelGrader:
         """Yield ``(seq, prepared, attempts)`` in the order the items were given.
 
         Items are graded in chunks of prompts, each chunk one worker request; every worker has a
-        second chunk waiting so it never idles on a round trip. Even one worker is driven from a
-        grading thread, so this thread's bookkeeping overlaps the worker's grading.
+        second chunk waiting, planned and encoded on this thread, so it never idles on a round
+        trip. Even one worker is driven from a grading thread, so this thread's bookkeeping
+        overlaps the worker's grading.
         """
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="modebench-grader")
-        window: deque[tuple[list[tuple[int, dict[str, Any]]], Future[list[list[dict[str, Any]]]]]] = deque()
+        window: deque[tuple[list[tuple[int, dict[str, Any]]], _Chunk, Future[list[list[dict[str, Any]]]]]] = (
+            deque()
+        )
         limit = CHUNKS_PER_WORKER * self.workers
         source = iter(items)
         exhausted = False
@@ -179,13 +225,12 @@ class ParallelGrader:
                 if not chunk:
                     exhausted = True
                     break
-                window.append(
-                    (chunk, self._executor.submit(self._grade, [prepared for _, prepared in chunk]))
-                )
+                ready = _Chunk([prepared for _, prepared in chunk])
+                window.append((chunk, ready, self._executor.submit(self._grade, ready)))
             if not window:
                 return
-            chunk, future = window.popleft()
-            for (seq, prepared), attempts in zip(chunk, future.result()):
+            chunk, ready, future = window.popleft()
+            for (seq, prepared), attempts in zip(chunk, ready.finish(future.result())):
                 yield seq, prepared, attempts
 
 

@@ -1,13 +1,15 @@
 """Worker process main loop: warm up, then grade JSON-line requests under rlimits and deadlines.
 
-Protocol (one JSON object per line, both directions):
+Protocol (one JSON line per message, both directions; see ``worker_protocol``):
 
 * worker → parent, once after warm-up: ``{"ready": true}``.
 * ``{"operation": "grade", "level", "domain", "answer", "text"}`` → one GradeResult line.
 * ``{"operation": "reference", "level", "domain", "answer"}`` → ``correct`` + ``reference`` or
   ``invalid_reference``.
-* ``{"operation": "batch", "level", "domain", "answer", "texts": [...]}`` → one GradeResult line per
-  text, streamed as each finishes, each graded under its own deadline exactly as if sent alone.
+* ``{"operation": "groups", "groups": [{"level", "domain", "answer_json", "texts": [...]}, ...]}``
+  (optionally ``"flush": "each"``) → one compact item reply per text, in order, each graded
+  under its own deadline exactly as if sent alone (see ``_ItemOutput`` for when lines are
+  flushed).
 
 After any unscorable reply (timeout, resource_limit, worker_failure) the worker exits, as the
 reference does, so no possibly corrupted state is reused; the parent resends what is left.
@@ -21,7 +23,8 @@ import resource
 import signal
 import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
 from modebench.contracts import DOMAINS
 from modebench.diagnostics import (
@@ -32,7 +35,17 @@ from modebench.diagnostics import (
     result,
 )
 from modebench.domains import all_plugins, plugin
-from modebench.domains._pipeline import ReferenceProblem, check_reference, grade_local, reply_guard
+from modebench.domains._pipeline import (
+    REFERENCES,
+    ReferenceProblem,
+    check_reference,
+    grade_local,
+    grade_text,
+    invalid_reference,
+    reply_guard,
+    resolve,
+)
+from modebench.worker_protocol import item_line, reply_line
 
 #: Batches carry up to this many bytes per line; each text inside is still held to the 1 MiB
 #: single-request cap by the parent before it is sent.
@@ -58,17 +71,21 @@ class _ResultCache:
     def __init__(self) -> None:
         self._entries: dict[tuple[tuple[str, str, str], str], dict[str, Any]] = {}
 
-    def get(self, task: tuple[str, str, str], text: Any) -> dict[str, Any] | None:
+    def grade(
+        self, task: tuple[str, str, str], text: Any, grade: Callable[[Any], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """``grade(text)``, or the remembered reply for this task and text."""
         if not isinstance(text, str) or len(text) > self.MAX_TEXT:
-            return None
-        return self._entries.get((task, text))
-
-    def put(self, task: tuple[str, str, str], text: Any, reply: dict[str, Any]) -> None:
-        if not isinstance(text, str) or len(text) > self.MAX_TEXT or reply["status"] in UNSCORABLE:
-            return
-        if len(self._entries) >= self.MAX_ENTRIES:
-            self._entries.clear()  # cheap and bounded; a cold cache only costs speed
-        self._entries[(task, text)] = reply
+            return grade(text)
+        key = (task, text)
+        reply = self._entries.get(key)
+        if reply is None:
+            reply = grade(text)
+            if reply["status"] not in UNSCORABLE:
+                if len(self._entries) >= self.MAX_ENTRIES:
+                    self._entries.clear()  # cheap and bounded; a cold cache only costs speed
+                self._entries[key] = reply
+        return reply
 
 
 _RESULTS = _ResultCache()
@@ -79,35 +96,44 @@ class Deadline(BaseException):
 
 
 _armed = False
+_expires = 0.0  # time.monotonic() at which the armed item's window closes
 
 
 def _on_alarm(signum: int, frame: Any) -> None:
-    if _armed:
-        raise Deadline
+    # Between the items of a request the timer is left running (the next item re-arms it, and
+    # the request disarms it at the end), which saves a system call per item. An expiry of an
+    # earlier item's window can therefore reach the handler just after the next item armed:
+    # it is recognised by the clock and ignored, and the item's own timer stays armed.
+    if not _armed:
+        return
+    remaining = _expires - time.monotonic()
+    if remaining > 0.001:
+        signal.setitimer(signal.ITIMER_REAL, remaining)  # harmless: the same expiry again
+        return
+    raise Deadline
 
 
-def _deadline_for(request: dict[str, Any]) -> float:
+def _deadline_for(operation: Any, domain: Any) -> float:
     """The plug-in's budget for grading, chosen by the raw domain string as in the reference.
 
     An unknown or aliased domain gets the general budget; reference checks always do.
     """
-    domain = request.get("domain")
-    if request.get("operation") in ("grade", "batch") and isinstance(domain, str) and domain in DOMAINS:
+    if operation in ("grade", "groups") and isinstance(domain, str) and domain in DOMAINS:
         return plugin(domain).deadline_seconds
     return DOMAIN_DEADLINE_SECONDS
 
 
 def _guarded(seconds: float, action: Any, *args: Any) -> dict[str, Any]:
-    """Run one operation under the wall deadline; map evaluator exceptions to statuses."""
-    global _armed
+    """Run one operation under its own wall deadline; map evaluator exceptions to statuses."""
+    global _armed, _expires
     try:
         try:
+            _expires = time.monotonic() + seconds
+            signal.setitimer(signal.ITIMER_REAL, seconds)  # a fresh window for this item
             _armed = True
-            signal.setitimer(signal.ITIMER_REAL, seconds)
             reply: dict[str, Any] = action(*args)
         finally:
             _armed = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
     except Deadline:
         return result("timeout", detail="worker execution deadline exceeded")
     except MemoryError:
@@ -146,21 +172,72 @@ def _inject(kind: str) -> None:
         while True:
             pass
     if kind == "garbage":
-        sys.stdout.buffer.write(b"this is not json\n")
-        sys.stdout.buffer.flush()
+        _send(b"this is not json\n")
         time.sleep(3600)
     if kind == "oversize":
-        sys.stdout.buffer.write(b'{"status": "' + b"x" * 300_000 + b'"}\n')
-        sys.stdout.buffer.flush()
+        _send(b'{"status": "' + b"x" * 300_000 + b'"}\n')
         time.sleep(3600)
     if kind == "memory":  # one allocation beyond the address-space cap
         bytearray(WORKER_MEMORY_BYTES)
     raise RuntimeError(f"unknown fault {kind}")
 
 
-def _send(reply: dict[str, Any]) -> None:
-    sys.stdout.buffer.write(json.dumps(reply, allow_nan=False).encode("ascii") + b"\n")
-    sys.stdout.buffer.flush()
+#: The reply channel, opened by ``main``: our own buffered writer on fd 1, because
+#: ``sys.stdout.buffer`` is unbuffered when PYTHONUNBUFFERED is set (common in CI), and then
+#: every write would be a system call.
+_OUT: BinaryIO | None = None
+
+
+def _output() -> BinaryIO:
+    return _OUT if _OUT is not None else sys.stdout.buffer
+
+
+def _send(line: bytes) -> None:
+    out = _output()
+    out.write(line)
+    out.flush()
+
+
+#: In a buffered ``groups`` request, item replies are flushed every FLUSH_ITEMS replies, so the
+#: parent decodes them while later items are graded, and at least every FLUSH_SECONDS, so it
+#: sees progress well within its 5 s per-item window (and at the end of the request).
+FLUSH_ITEMS = 16
+FLUSH_SECONDS = 0.02
+
+
+class _ItemOutput:
+    """Where a ``groups`` request's item replies go: flushed each, or buffered.
+
+    Buffering saves a write and a parent wake-up per item. Its one cost: if the worker dies
+    outright, replies still in the buffer are lost and the parent cannot tell which item was
+    running, so it resends the unanswered items with ``"flush": "each"`` (``strict``), where
+    every reply is flushed before the next item starts, and the failure lands on its item.
+    """
+
+    def __init__(self, strict: bool) -> None:
+        self._every = 1 if strict else FLUSH_ITEMS
+        self._out = _output()
+        self._flushed = time.monotonic()
+        self._waiting = 0
+
+    def send(self, line: bytes, last: bool = False) -> None:
+        """Write one reply line; ``last`` (a fatal reply) is always flushed at once."""
+        self._out.write(line)
+        self._waiting += 1
+        if last or self._waiting >= self._every:
+            self._flush()
+            return
+        now = time.monotonic()
+        if now - self._flushed >= FLUSH_SECONDS:
+            self._flush(now)
+
+    def _flush(self, now: float | None = None) -> None:
+        self._out.flush()
+        self._waiting = 0
+        self._flushed = time.monotonic() if now is None else now
+
+    def close(self) -> None:
+        self._out.flush()
 
 
 def _fatal(reply: dict[str, Any]) -> bool:
@@ -168,25 +245,57 @@ def _fatal(reply: dict[str, Any]) -> bool:
     return reply["status"] in UNSCORABLE and reply["status"] != "invalid_reference"
 
 
-def _grade_group(group: Any, replies: list[dict[str, Any]]) -> bool:
-    """Grade one prompt's texts, streaming a reply per text; False once a fatal reply was sent."""
-    if not isinstance(group, dict) or not isinstance(group.get("texts"), list):
+def _group_grader(level: Any, domain: Any, answer_json: str) -> Any:
+    """Grade texts of one prompt; the reference is resolved once, by the first text graded.
+
+    Resolution happens inside that text's deadline, exactly where a lone ``grade`` request
+    would validate (or find cached) its reference.
+    """
+    reference: tuple[int, Any, Any] | ReferenceProblem | None = None
+
+    def grade(text: Any) -> dict[str, Any]:
+        nonlocal reference
+        fault = _FAULT
+        if fault and text == FAULT_TEXT:
+            _inject(fault)
+        if reference is None:
+            try:
+                number, found = resolve(level, domain)
+                reference = (number, found, REFERENCES.get_encoded(number, found, answer_json)[1])
+            except ReferenceProblem as exc:
+                reference = exc
+        if isinstance(reference, ReferenceProblem):
+            return invalid_reference(reference, text)
+        return reply_guard(grade_text(*reference, text))
+
+    return grade
+
+
+def _grade_group(group: Any, replies: list[dict[str, Any]], output: _ItemOutput) -> bool:
+    """Grade one prompt's texts, a reply line per text; False once a fatal reply was sent."""
+    if (
+        not isinstance(group, dict)
+        or not isinstance(group.get("texts"), list)
+        or not isinstance(group.get("answer_json"), str)
+    ):
         reply = result("worker_failure", detail="invalid worker request")
-        _send(reply)
+        output.send(item_line(reply, None), last=True)
         replies.append(reply)
         return False
-    seconds = _deadline_for({"operation": "batch", "domain": group.get("domain")})
-    level, domain, answer = group.get("level"), group.get("domain"), group.get("answer")
-    task = (json.dumps(level), json.dumps(domain), json.dumps(answer))
+    level, domain, answer_json = group.get("level"), group.get("domain"), group["answer_json"]
+    seconds = _deadline_for("groups", domain)
+    grade = _group_grader(level, domain, answer_json)
+
+    def guarded(text: Any) -> dict[str, Any]:
+        return _guarded(seconds, grade, text)
+
+    task = (json.dumps(level), json.dumps(domain), answer_json)
     for text in group["texts"]:
-        remembered = _RESULTS.get(task, text)
-        reply = (
-            remembered if remembered is not None else _guarded(seconds, _grade, level, domain, answer, text)
-        )
-        _RESULTS.put(task, text, reply)
-        _send(reply)
+        reply = _RESULTS.grade(task, text, guarded)
+        fatal = _fatal(reply)
+        output.send(item_line(reply, text), last=fatal)
         replies.append(reply)
-        if _fatal(reply):
+        if fatal:
             return False
     return True
 
@@ -194,25 +303,33 @@ def _grade_group(group: Any, replies: list[dict[str, Any]]) -> bool:
 def handle(request: dict[str, Any]) -> list[dict[str, Any]]:
     """Handle one request; replies are sent as they are produced and also returned.
 
-    ``batch`` carries one prompt's texts; ``groups`` carries several prompts (a list of
-    ``{level, domain, answer, texts}``), so a busy evaluation pays one round trip per group of
-    prompts instead of one per prompt. Either way every text is graded exactly as if alone.
+    ``groups`` carries several prompts (a list of ``{level, domain, answer_json, texts}``), so a
+    busy evaluation pays one round trip per group of prompts instead of one per response;
+    every text is still graded exactly as if alone.
     """
-    seconds = _deadline_for(request)
+    try:
+        return _handle(request)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)  # the one disarm per request (see _on_alarm)
+
+
+def _handle(request: dict[str, Any]) -> list[dict[str, Any]]:
     operation = request.get("operation")
+    seconds = _deadline_for(operation, request.get("domain"))
     replies: list[dict[str, Any]] = []
-    if operation == "batch":
-        _grade_group(request, replies)
-        return replies
     if operation == "groups":
         groups = request.get("groups")
         if not isinstance(groups, list):
             reply = result("worker_failure", detail="invalid worker request")
-            _send(reply)
+            _send(item_line(reply, None))
             return [reply]
-        for group in groups:
-            if not _grade_group(group, replies):
-                break
+        output = _ItemOutput(strict=request.get("flush") == "each")
+        try:
+            for group in groups:
+                if not _grade_group(group, replies, output):
+                    break
+        finally:
+            output.close()
         return replies
     if operation == "grade":
         reply = _guarded(
@@ -229,7 +346,7 @@ def handle(request: dict[str, Any]) -> list[dict[str, Any]]:
         )
     else:
         reply = result("worker_failure", detail="invalid worker request")
-    _send(reply)
+    _send(reply_line(reply))
     return [reply]
 
 
@@ -242,36 +359,33 @@ def _warm_up() -> None:
 
 
 def main() -> None:
+    global _OUT
+    _OUT = open(1, "wb", buffering=1 << 16, closefd=False)  # noqa: SIM115 - lives as long as we do
     resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     _warm_up()
     if os.environ.get(FAULT_ENV) == "startup":
         os._exit(3)
-    _send({"ready": True})
+    _send(reply_line({"ready": True}))
     stdin = sys.stdin.buffer
     while True:
         line = stdin.readline(MAX_BATCH_BYTES + 1)
         if not line:
             return
         if len(line) > MAX_BATCH_BYTES or not line.endswith(b"\n"):
-            _send(result("resource_limit", detail="request byte limit exceeded"))
+            _send(reply_line(result("resource_limit", detail="request byte limit exceeded")))
             return
         try:
             request = json.loads(line)
         except (ValueError, RecursionError):
             request = None
         if not isinstance(request, dict):
-            _send(result("worker_failure", detail="invalid worker request"))
+            _send(reply_line(result("worker_failure", detail="invalid worker request")))
             return
         replies = handle(request)
         if replies and _fatal(replies[-1]):
             return
-
-
-def guarded_handle(request: dict[str, Any]) -> list[dict[str, Any]]:
-    """Compatibility name: ``handle`` already guards every operation."""
-    return handle(request)
 
 
 if __name__ == "__main__":

@@ -21,13 +21,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from modebench.diagnostics import (
-    MAX_REPLY_BYTES,
-    PARENT_DEADLINE_SECONDS,
-    STATUSES,
-    UNSCORABLE,
-    result,
-)
+from modebench.diagnostics import MAX_REPLY_BYTES, PARENT_DEADLINE_SECONDS, UNSCORABLE, result
+from modebench.domains._pipeline import encode_answer
+from modebench.worker_protocol import decode_line, groups_request, item_reply, validate_reply
 
 #: Start-up (interpreter + SymPy import) is bounded separately from request deadlines.
 START_SECONDS = 60.0
@@ -39,34 +35,22 @@ _BOOTSTRAP = (
 
 
 class _WorkerError(Exception):
-    """Parent-side failure talking to a worker; becomes a worker_failure/timeout status."""
+    """Parent-side failure talking to a worker; becomes a worker_failure/timeout status.
 
-    def __init__(self, status: str, detail: str) -> None:
+    ``located`` is False for silence and end of output: had the worker buffered item replies,
+    the item it failed on may lie beyond the first one unanswered.
+    """
+
+    def __init__(self, status: str, detail: str, *, located: bool = True) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
+        self.located = located
 
 
 def worker_command(module: str = "modebench.verifier_worker") -> list[str]:
     """The command line of a worker: this interpreter, importing this copy of the package."""
     return [sys.executable, "-c", _BOOTSTRAP, _PACKAGE_PARENT, module]
-
-
-def _validate_reply(reply: Any, operation: str) -> dict[str, Any]:
-    if not isinstance(reply, dict) or reply.get("status") not in STATUSES:
-        raise ValueError("invalid worker status")
-    status = reply["status"]
-    if not isinstance(reply.get("verified"), bool) or reply["verified"] != (status == "correct"):
-        raise ValueError("invalid worker verification flag")
-    key = reply.get("canonical_key")
-    if status == "correct" and operation != "reference":
-        if not isinstance(key, str) or not key:
-            raise ValueError("missing worker canonical key")
-    elif key is not None:
-        raise ValueError("unexpected worker canonical key")
-    if not isinstance(reply.get("graded_text"), str):
-        raise ValueError("invalid worker graded text")
-    return reply
 
 
 class BoundedWorker:
@@ -210,7 +194,7 @@ class BoundedWorker:
                 raise _WorkerError("worker_failure", "worker reply byte limit exceeded")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise _WorkerError("timeout", "parent request deadline exceeded")
+                raise _WorkerError("timeout", "parent request deadline exceeded", located=False)
             readable, _, _ = select.select([fd], [], [], remaining)
             if not readable:
                 continue
@@ -219,46 +203,66 @@ class BoundedWorker:
             except BlockingIOError:
                 continue
             if not chunk:
-                raise _WorkerError("worker_failure", "OSError: worker closed stdout")
+                raise _WorkerError("worker_failure", "OSError: worker closed stdout", located=False)
             self._buffer += chunk
 
-    def _read_reply(self, deadline: float, operation: str) -> dict[str, Any]:
+    def _read_reply(self, deadline: float, operation: str, sent_text: Any) -> dict[str, Any]:
         line = self._read_line(deadline)
         try:
-            return _validate_reply(json.loads(line), operation)
-        except ValueError as exc:
-            raise _WorkerError("worker_failure", f"ValueError: {exc}") from None
+            decoded = decode_line(line)
+            if operation == "groups":
+                return item_reply(decoded, sent_text)
+            return validate_reply(decoded, operation)
+        except (ValueError, RecursionError) as exc:
+            raise _WorkerError("worker_failure", f"{type(exc).__name__}: {exc}") from None
 
     # -- requests ------------------------------------------------------------------------------
     def request(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """Send one single-reply request (``grade`` or ``reference``); always returns a result."""
-        return self._exchange(dict(payload), 1)[0]
+        operation = str(payload.get("operation"))
+        try:
+            data = json.dumps(dict(payload), allow_nan=False).encode("ascii") + b"\n"
+        except (TypeError, ValueError, RecursionError):
+            return result("invalid_reference", detail="request is not finite JSON")
+        return self._exchange(data, operation, [None])[0][0]
 
     def grade_batch(self, level: Any, domain: Any, answer: Any, texts: Sequence[Any]) -> list[dict[str, Any]]:
         """Grade several responses of one prompt; identical to grading them one by one."""
-        return self.grade_groups([(level, domain, answer, texts)])[0]
+        try:
+            answer_json = encode_answer(answer)
+        except (TypeError, ValueError, RecursionError):
+            return [result("invalid_reference", detail="request is not finite JSON") for _ in texts]
+        return self.grade_groups([(level, domain, answer_json, texts)])[0]
 
     def grade_groups(
-        self, groups: Sequence[tuple[Any, Any, Any, Sequence[Any]]]
+        self, groups: Sequence[tuple[Any, Any, str, Sequence[Any]]], data: bytes | None = None
     ) -> list[list[dict[str, Any]]]:
         """Grade the texts of several prompts in one round trip; identical to one by one.
 
-        Each text has its own deadline window. After an unscorable item the worker is replaced
-        and everything not yet graded is resent, exactly as separate requests would have been.
+        Each group is ``(level, domain, answer_json, texts)`` with ``answer_json`` from
+        ``encode_answer``; ``data`` may carry ``groups_request(groups)`` already encoded. Each
+        text has its own deadline window. After an unscorable item the worker is replaced and
+        everything not yet graded is resent, exactly as separate requests would have been.
         """
         results: list[list[dict[str, Any]]] = [[] for _ in groups]
         position = 0  # first group that is not complete
+        strict = False  # after a failure that buffered replies may hide: one reply per flush
+        first: bytes | None = data  # the caller's encoding serves the first round only
         while position < len(groups):
             pending = [(index, len(results[index])) for index in range(position, len(groups))]
-            payload = {
-                "operation": "groups",
-                "groups": [
-                    {"level": level, "domain": domain, "answer": answer, "texts": list(texts[done:])}
-                    for (level, domain, answer, texts), done in ((groups[i], d) for i, d in pending)
-                ],
-            }
-            expected = sum(len(groups[i][3]) - done for i, done in pending)
-            replies = iter(self._exchange(payload, expected))
+            pieces = [(*groups[i][:3], groups[i][3][done:]) for i, done in pending]
+            sent = [text for piece in pieces for text in piece[3]]
+            try:
+                line, first = (first, None) if first is not None else (groups_request(pieces, strict), None)
+            except (TypeError, ValueError, RecursionError):
+                failed = result("invalid_reference", detail="request is not finite JSON")
+                return [
+                    group_results + [dict(failed) for _ in group[3][len(group_results) :]]
+                    for group, group_results in zip(groups, results)
+                ]
+            answered, unlocated = self._exchange(line, "groups", sent, buffered=not strict)
+            strict = unlocated
+            replies = iter(answered)
             for index, _ in pending:
                 want = len(groups[index][3])
                 while len(results[index]) < want:
@@ -272,24 +276,29 @@ class BoundedWorker:
                 position += 1
         return results
 
-    def _exchange(self, payload: dict[str, Any], expected: int) -> list[dict[str, Any]]:
-        operation = str(payload.get("operation"))
+    def _exchange(
+        self, data: bytes, operation: str, sent: list[Any], buffered: bool = False
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """Send one request line and read one reply per entry of ``sent`` (the texts sent,
+        in order, or None for requests without a text shorthand).
+
+        Returns the replies and whether the request ended in a failure that cannot be placed
+        on an item (``buffered`` requests only): the caller then resends the unanswered items
+        with one flushed reply each, so the failure lands exactly where it happens.
+        """
+        expected = len(sent)
         with self._lock:
             replies: list[dict[str, Any]] = []
-            try:
-                data = json.dumps(payload, allow_nan=False).encode("ascii") + b"\n"
-            except (TypeError, ValueError):
-                return [result("invalid_reference", detail="request is not finite JSON")]
             try:
                 self._ensure()
             except _WorkerError as exc:
                 # A worker that cannot start fails every item of this request alike.
-                return [result(exc.status, detail=exc.detail) for _ in range(expected)]
+                return [result(exc.status, detail=exc.detail) for _ in range(expected)], False
             try:
                 deadline = time.monotonic() + self.timeout_seconds
                 self._write(data, deadline)
                 while len(replies) < expected:
-                    reply = self._read_reply(deadline, operation)
+                    reply = self._read_reply(deadline, operation, sent[len(replies)])
                     replies.append(reply)
                     deadline = time.monotonic() + self.timeout_seconds
                     if reply["status"] in UNSCORABLE and reply["status"] != "invalid_reference":
@@ -297,11 +306,13 @@ class BoundedWorker:
                         break
             except _WorkerError as exc:
                 self.close()
+                if buffered and not exc.located:
+                    return replies, True
                 replies.append(result(exc.status, detail=exc.detail))
             except BaseException:
                 self.close()  # KeyboardInterrupt and friends: never leave a worker behind
                 raise
-            return replies
+            return replies, False
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

@@ -43,9 +43,22 @@ def encoded_size(value: Any) -> int:
     return len(json.dumps(value, allow_nan=False))
 
 
-def request_overhead(level: Any, domain: Any, answer: Any) -> int:
-    """Bytes of a grade request apart from its text; raises TypeError/ValueError for non-JSON."""
-    return _GRADE_ENVELOPE + encoded_size(level) + encoded_size(domain) + encoded_size(answer)
+def encode_answer(answer: Any) -> str:
+    """The one wire encoding of a reference answer; raises TypeError/ValueError for non-JSON.
+
+    Finite JSON encodes identically with or without ``allow_nan``, so this string is also the
+    worker's reference-cache key for the answer.
+    """
+    return json.dumps(answer, allow_nan=False)
+
+
+def request_overhead(level: Any, domain: Any, answer: Any, answer_json: str | None = None) -> int:
+    """Bytes of a grade request apart from its text; raises TypeError/ValueError for non-JSON.
+
+    Pass ``answer_json`` (from ``encode_answer``) when the caller has it, to skip re-encoding.
+    """
+    answer_size = len(answer_json) if answer_json is not None else encoded_size(answer)
+    return _GRADE_ENVELOPE + encoded_size(level) + encoded_size(domain) + answer_size
 
 
 def text_precheck(overhead: int, text: Any) -> dict[str, Any] | None:
@@ -88,17 +101,29 @@ class ReferenceCache:
         last = self._last
         if last is not None and last[0] is answer and last[1] == level and last[2] == found.name:
             return last[3]
-        encoded = json.dumps(answer)
+        hit = self._lookup(level, found, json.dumps(answer), answer)
+        self._last = (answer, level, found.name, hit)
+        return hit
+
+    def get_encoded(self, level: int, found: DomainPlugin, encoded: str) -> tuple[dict[str, Any], Any]:
+        """``get`` for an answer that arrives still encoded (``encode_answer``): a cache hit
+        needs no decoding at all, a miss decodes it exactly as the request line would have."""
+        return self._lookup(level, found, encoded, None)
+
+    def _lookup(
+        self, level: int, found: DomainPlugin, encoded: str, answer: Any
+    ) -> tuple[dict[str, Any], Any]:
         key = (level, found.name, encoded)
         hit = self._entries.get(key)
         if hit is not None:
             self._entries.move_to_end(key)
-        else:
-            hit = _validate(level, found, answer, encoded)
-            self._entries[key] = hit
-            if len(self._entries) > self._capacity:
-                self._entries.popitem(last=False)
-        self._last = (answer, level, found.name, hit)
+            return hit
+        if answer is None:
+            answer = json.loads(encoded)
+        hit = _validate(level, found, answer, encoded)
+        self._entries[key] = hit
+        if len(self._entries) > self._capacity:
+            self._entries.popitem(last=False)
         return hit
 
 
@@ -122,7 +147,8 @@ def _validate(level: int, found: DomainPlugin, answer: Any, encoded: str) -> tup
     return answer, parsed
 
 
-_CACHE = ReferenceCache()
+#: The process-wide cache of validated references (the worker's, or an in-process caller's).
+REFERENCES = ReferenceCache()
 
 
 def resolve(level: Any, domain: Any) -> tuple[int, DomainPlugin]:
@@ -133,21 +159,33 @@ def resolve(level: Any, domain: Any) -> tuple[int, DomainPlugin]:
         raise ReferenceProblem(str(exc)) from None
 
 
-def check_reference(level: Any, domain: Any, answer: Any, cache: ReferenceCache = _CACHE) -> dict[str, Any]:
+def check_reference(
+    level: Any, domain: Any, answer: Any, cache: ReferenceCache = REFERENCES
+) -> dict[str, Any]:
     """Worker-side ``reference`` operation: the decoded answer object, or ReferenceProblem."""
     number, found = resolve(level, domain)
     return cache.get(number, found, answer)[0]
 
 
 def grade_local(
-    level: Any, domain: Any, answer: Any, text: Any, cache: ReferenceCache = _CACHE
+    level: Any, domain: Any, answer: Any, text: Any, cache: ReferenceCache = REFERENCES
 ) -> dict[str, Any]:
     """Worker-side grading of one JSON-clean request (no deadline, no reply guard)."""
     try:
         number, found = resolve(level, domain)
         parsed = cache.get(number, found, answer)[1]
     except ReferenceProblem as exc:
-        return result("invalid_reference", text=text if isinstance(text, str) else "", detail=exc.detail)
+        return invalid_reference(exc, text)
+    return grade_text(number, found, parsed, text)
+
+
+def invalid_reference(problem: ReferenceProblem, text: Any) -> dict[str, Any]:
+    """The result of any text graded against a reference that failed validation."""
+    return result("invalid_reference", text=text if isinstance(text, str) else "", detail=problem.detail)
+
+
+def grade_text(number: int, found: DomainPlugin, parsed: Any, text: Any) -> dict[str, Any]:
+    """Worker-side grading of one text against an already validated reference."""
     if not isinstance(text, str):
         return result("malformed", detail="response text must be a string")
     if len(text) > MAX_RESPONSE_CHARS:
@@ -190,11 +228,15 @@ def grade_in_process(level: Any, domain: Any, row: Any, text: Any) -> dict[str, 
 
 
 __all__ = [
+    "REFERENCES",
     "ReferenceCache",
     "ReferenceProblem",
     "check_reference",
+    "encode_answer",
     "grade_in_process",
     "grade_local",
+    "grade_text",
+    "invalid_reference",
     "parent_precheck",
     "reply_guard",
     "request_overhead",
