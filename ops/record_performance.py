@@ -18,8 +18,10 @@ METHODS = {
     "grading": "ops/benchmark_grading.py: in-process cost per response of what a worker does (grade_local + "
     "reply guard) with the reference validated and cached; conformance-v1 fixture responses; warm = the same "
     "response graded again (100 repeats), cold = its first grade.",
-    "worker": "ops/benchmark_worker.py: the same mixed all-domain batch (k = 8, all response texts distinct) "
-    "graded in process versus through one warm BoundedWorker with one batched request per prompt.",
+    "worker": "ops/benchmark_worker.py: the same mixed all-domain batch (k = 8, all response texts distinct, "
+    "references validated first) graded in fresh processes, in alternating rounds: in process (caller-side caps "
+    "with the answer sized once per prompt, then grade_local + reply guard), through one warm worker driven as "
+    "the evaluator drives it (ParallelGrader(1).results), and through one worker one chunk at a time (serial).",
     "evaluation": "ops/benchmark_evaluation.py: `evaluate_file` in a fresh process on generated inputs over all "
     "25 cells, k = 8; 'mixed' repeats answers the way RL logs do, 'distinct' makes every (reference, response) "
     "pair unique. Wall time includes worker start-up, preflight, grading and publication; RSS is ru_maxrss.",
