@@ -253,13 +253,14 @@ class BoundedWorker:
             pieces = [(*groups[i][:3], groups[i][3][done:]) for i, done in pending]
             sent = [text for piece in pieces for text in piece[3]]
             try:
-                line, first = (first, None) if first is not None else (groups_request(pieces, strict), None)
+                line = first if first is not None else groups_request(pieces, strict)
             except (TypeError, ValueError, RecursionError):
                 failed = result("invalid_reference", detail="request is not finite JSON")
                 return [
                     group_results + [dict(failed) for _ in group[3][len(group_results) :]]
                     for group, group_results in zip(groups, results)
                 ]
+            first = None
             answered, unlocated = self._exchange(line, "groups", sent, buffered=not strict)
             strict = unlocated
             replies = iter(answered)

@@ -86,6 +86,9 @@ def parent_precheck(level: Any, domain: Any, row: Any, text: Any) -> dict[str, A
         return result("invalid_reference", detail="request is not finite JSON")
 
 
+_UNDECODED = object()  # ``_lookup``: the answer is known only by its encoding
+
+
 class ReferenceCache:
     """Validated references keyed by (level, domain, encoded answer): each is checked once."""
 
@@ -108,7 +111,7 @@ class ReferenceCache:
     def get_encoded(self, level: int, found: DomainPlugin, encoded: str) -> tuple[dict[str, Any], Any]:
         """``get`` for an answer that arrives still encoded (``encode_answer``): a cache hit
         needs no decoding at all, a miss decodes it exactly as the request line would have."""
-        return self._lookup(level, found, encoded, None)
+        return self._lookup(level, found, encoded, _UNDECODED)
 
     def _lookup(
         self, level: int, found: DomainPlugin, encoded: str, answer: Any
@@ -118,7 +121,7 @@ class ReferenceCache:
         if hit is not None:
             self._entries.move_to_end(key)
             return hit
-        if answer is None:
+        if answer is _UNDECODED:
             answer = json.loads(encoded)
         hit = _validate(level, found, answer, encoded)
         self._entries[key] = hit
