@@ -1,0 +1,257 @@
+"""Paired comparison of two receipts of the same prompts (the ``compare`` table).
+
+Prompts are matched by id; a matched id must carry the same reference hash, level and domain in
+both runs, otherwise the comparison is refused naming the prompts. Prompts only one run has are
+counted in ``coverage`` and left out. Per cell (level, domain) and overall, every metric of the
+``stats`` table becomes a paired difference B − A with a clustered standard error and a paired
+bootstrap interval (both runs' values of a prompt are resampled together); binary outcomes get an
+exact McNemar test with mid-p and the minimum detectable difference at this size; mode retention
+rows say which of A's modes B keeps. See ``docs/statistics.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from fractions import Fraction
+from typing import Any
+
+from modebench.stats import bootstrap
+from modebench.stats.bootstrap import Bootstrap
+from modebench.stats.curves import k_points, metrics_for
+from modebench.stats.mcnemar import mcnemar
+from modebench.stats.profiles import Profile, PromptSummary, iter_summaries
+from modebench.stats.ratio import Column, estimate, standard_error
+from modebench.stats.retention import Retention, prompt_record, retention
+from modebench.stats.table import StatsTable
+from modebench.validation import InputError
+
+__all__ = [
+    "COMPARE_COLUMNS",
+    "SCHEMA",
+    "compare",
+    "compare_pairs",
+    "iter_prompt_retention",
+    "observed_discordant",
+]
+
+SCHEMA = "modebench-compare-v1"
+COMPARE_COLUMNS = (
+    "level", "domain", "draws_a", "draws_b", "metric", "k", "a", "b", "estimate", "standard_error",
+    "ci_low", "ci_high", "prompts", "correlation", "a_only", "b_only", "mcnemar_p", "mcnemar_mid_p",
+    "detectable_difference",
+)  # fmt: skip
+Pair = tuple[Profile, Profile, Retention]
+PerProfile = Callable[[Profile], tuple[Fraction, int]]
+_SHOWN = 5
+
+
+def _binary(test: Callable[[Profile], bool]) -> PerProfile:
+    return lambda p: (Fraction(int(test(p))), 1)
+
+
+# Binary per-prompt outcomes: McNemar applies. ``pass_at_draws`` is each run's saved-group pass.
+_BINARY: dict[str, PerProfile] = {
+    "first_draw_pass": _binary(lambda p: p.first),
+    "pass_at_draws": _binary(lambda p: p.c > 0),
+}
+# Joint retention statistics: (name, numerator, denominator) per prompt.
+_RETENTION: tuple[tuple[str, Callable[[Pair], int], Callable[[Pair], int]], ...] = (
+    ("mode_retention", lambda q: q[2].retained, lambda q: q[2].modes_a),
+    ("lost_draw_share", lambda q: q[2].lost_draws_a, lambda q: q[0].c),
+    ("modes_retained", lambda q: q[2].retained, lambda q: 1),
+    ("modes_lost", lambda q: q[2].lost, lambda q: 1),
+    ("modes_gained", lambda q: q[2].gained, lambda q: 1),
+    ("modes_union", lambda q: q[2].union, lambda q: 1),
+)
+
+
+def _join(
+    a: str | os.PathLike[str], b: str | os.PathLike[str], counts: dict[str, int] | None = None
+) -> Iterator[tuple[PromptSummary, PromptSummary]]:
+    """Matched prompt pairs in B's order; refuses differing prompts; fills ``counts`` per run."""
+    tally = counts if counts is not None else {}
+    pending: dict[str, PromptSummary] = {}
+    for summary in iter_summaries(a):
+        if summary.id in pending:
+            raise InputError(f"{os.fspath(a)}: prompt id {summary.id!r} appears twice")
+        pending[summary.id] = summary
+    tally["prompts_a"] = len(pending)
+    differing: list[str] = []
+    seen: set[str] = set()
+    for other in iter_summaries(b):
+        if other.id in seen:
+            raise InputError(f"{os.fspath(b)}: prompt id {other.id!r} appears twice")
+        seen.add(other.id)
+        mine = pending.pop(other.id, None)
+        if mine is None:
+            continue
+        if (mine.reference_sha256, mine.cell[:2]) != (other.reference_sha256, other.cell[:2]):
+            differing.append(other.id)
+        elif not differing:
+            yield mine, other
+    if differing:
+        shown = ", ".join(repr(i) for i in differing[:_SHOWN])
+        more = f" and {len(differing) - _SHOWN} more" if len(differing) > _SHOWN else ""
+        raise InputError(f"the runs grade different prompts under the same id: {shown}{more}")
+    tally["prompts_b"] = len(seen)
+
+
+def _pearson(freqs: Sequence[int], xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    total = sum(freqs)
+    if total < 2:
+        return None
+    mx = math.fsum(f * x for f, x in zip(freqs, xs)) / total
+    my = math.fsum(f * y for f, y in zip(freqs, ys)) / total
+    sxy = math.fsum(f * (x - mx) * (y - my) for f, x, y in zip(freqs, xs, ys))
+    sxx = math.fsum(f * (x - mx) ** 2 for f, x in zip(freqs, xs))
+    syy = math.fsum(f * (y - my) ** 2 for f, y in zip(freqs, ys))
+    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None
+
+
+def _empty_row(
+    level: int | None, domain: str | None, draws: tuple[int | None, int | None], metric: str, k: int | None
+) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(COMPARE_COLUMNS)
+    row.update(level=level, domain=domain, draws_a=draws[0], draws_b=draws[1], metric=metric, k=k)
+    return row
+
+
+def _group_rows(
+    level: int | None, domain: str | None, pairs: Counter[Pair], ks: Sequence[int] | None, settings: Bootstrap
+) -> list[dict[str, Any]]:
+    categories = sorted(pairs)
+    freqs = [pairs[q] for q in categories]
+    draws_a = {q[0].n for q in categories}
+    draws_b = {q[1].n for q in categories}
+    draws = (min(draws_a) if len(draws_a) == 1 else None, min(draws_b) if len(draws_b) == 1 else None)
+    points = k_points(min(draws_a | draws_b), ks)
+    paired: list[tuple[str, int | None, PerProfile]] = [m for m in metrics_for(points)]
+    paired[1:1] = [(name, None, f) for name, f in _BINARY.items()]
+    rows, columns = [], []
+    for name, k, function in paired:
+        values = [(function(q[0]), function(q[1])) for q in categories]
+        dens = tuple(da * db for (_, da), (_, db) in values)
+        col_a = Column(tuple(x for (x, _), _ in values), dens)
+        col_b = Column(tuple(y for _, (y, _) in values), dens)
+        diff = Column(tuple(y - x for x, y in zip(col_a.nums, col_b.nums)), dens)
+        row = _empty_row(level, domain, draws, name, k)
+        kept = [(f, float(x), float(y)) for f, x, y, d in zip(freqs, col_a.nums, col_b.nums, dens) if d]
+        row.update(
+            a=estimate(freqs, col_a), b=estimate(freqs, col_b), estimate=estimate(freqs, diff),
+            standard_error=standard_error(freqs, diff), prompts=sum(f for f, _, _ in kept),
+            correlation=_pearson([f for f, _, _ in kept], [x for _, x, _ in kept], [y for _, _, y in kept]),
+        )  # fmt: skip
+        if name in _BINARY:
+            _mcnemar(row, freqs, col_a, col_b)
+        rows.append(row)
+        columns.append(diff)
+    for name, numerator, denominator in _RETENTION:
+        column = Column(
+            tuple(Fraction(numerator(q)) for q in categories), tuple(denominator(q) for q in categories)
+        )
+        row = _empty_row(level, domain, draws, name, None)
+        row.update(estimate=estimate(freqs, column), standard_error=standard_error(freqs, column),
+                   prompts=sum(f for f, d in zip(freqs, column.dens) if d))  # fmt: skip
+        rows.append(row)
+        columns.append(column)
+    for row, interval in zip(rows, bootstrap.intervals(freqs, columns, settings)):
+        row["ci_low"], row["ci_high"] = interval if interval is not None else (None, None)
+    return rows
+
+
+def _mcnemar(row: dict[str, Any], freqs: Sequence[int], col_a: Column, col_b: Column) -> None:
+    from modebench.power import detectable_delta
+
+    a_only = sum(f for f, x, y in zip(freqs, col_a.nums, col_b.nums) if x > y)
+    b_only = sum(f for f, x, y in zip(freqs, col_a.nums, col_b.nums) if y > x)
+    test = mcnemar(a_only, b_only)
+    row.update(a_only=a_only, b_only=b_only, mcnemar_p=test.p_value, mcnemar_mid_p=test.mid_p_value)
+    items = row["prompts"]
+    if a_only + b_only:
+        try:
+            row["detectable_difference"] = detectable_delta(items, (a_only + b_only) / items)
+        except ValueError:  # too few items to detect any difference at this discordant rate
+            row["detectable_difference"] = None
+
+
+def compare_pairs(
+    groups: dict[tuple[int, str], Counter[Pair]],
+    ks: Sequence[int] | None = None,
+    settings: Bootstrap | None = None,
+) -> list[dict[str, Any]]:
+    """Compare rows from joint (A, B, retention) category counts per cell, then overall."""
+    chosen = settings if settings is not None else Bootstrap()
+    if ks is not None and any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
+        raise ValueError("k points must be positive integers")
+    rows: list[dict[str, Any]] = []
+    overall: Counter[Pair] = Counter()
+    for (level, domain), pairs in sorted(groups.items()):
+        rows.extend(_group_rows(level, domain, pairs, ks, chosen))
+        overall.update(pairs)
+    if len(groups) > 1:
+        rows.extend(_group_rows(None, None, overall, ks, chosen))
+    return rows
+
+
+def _source(path: str | os.PathLike[str]) -> dict[str, Any]:
+    from modebench.identity import file_sha256
+
+    return {"receipt": os.fspath(path), "sha256": file_sha256(os.fspath(path))}
+
+
+def compare(
+    a: str | os.PathLike[str],
+    b: str | os.PathLike[str],
+    ks: Sequence[int] | None = None,
+    settings: Bootstrap | None = None,
+) -> StatsTable:
+    """Paired comparison of receipt ``b`` against receipt ``a`` (differences are B − A)."""
+    chosen = settings if settings is not None else Bootstrap()
+    groups: dict[tuple[int, str], Counter[Pair]] = {}
+    counts: dict[str, int] = {}
+    for mine, other in _join(a, b, counts):
+        key = (mine.profile, other.profile, retention(mine.modes, other.modes))
+        groups.setdefault((mine.cell[0], mine.cell[1]), Counter())[key] += 1
+    if not groups:
+        raise InputError(f"{os.fspath(a)} and {os.fspath(b)} have no prompt in common")
+    paired = sum(sum(c.values()) for c in groups.values())
+    total_a, total_b = counts["prompts_a"], counts["prompts_b"]
+    meta = {
+        "a": _source(a),
+        "b": _source(b),
+        "coverage": {"paired": paired, "only_a": total_a - paired, "only_b": total_b - paired,
+                     "prompts_a": total_a, "prompts_b": total_b},
+        "bootstrap": {"method": "percentile, prompt pairs resampled with replacement",
+                      "engine": bootstrap.engine(), "seed": chosen.seed, "resamples": chosen.resamples,
+                      "level": chosen.level},
+    }  # fmt: skip
+    return StatsTable(SCHEMA, COMPARE_COLUMNS, tuple(compare_pairs(groups, ks, chosen)), meta)
+
+
+def iter_prompt_retention(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """Per matched prompt: the modes A found, B found, retained, lost, gained (keys themselves)."""
+    for mine, other in _join(a, b):
+        yield {
+            "level": mine.cell[0],
+            "domain": mine.cell[1],
+            **prompt_record(mine.id, mine.modes, other.modes),
+        }
+
+
+def observed_discordant(document: Any, metric: str = "pass_at_draws") -> tuple[float, int]:
+    """(discordant rate, paired prompts) of a binary outcome in a compare document's overall row."""
+    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
+        raise InputError(f"not a comparison: expected schema {SCHEMA}")
+    rows = [r for r in document.get("rows", []) if isinstance(r, dict) and r.get("metric") == metric]
+    if not rows:
+        raise InputError(f"the comparison has no {metric} rows")
+    row = next((r for r in rows if r.get("level") is None), rows[0]) if len(rows) > 1 else rows[0]
+    try:
+        items = int(row["prompts"])
+        rate = (int(row["a_only"]) + int(row["b_only"])) / items
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        raise InputError(f"the comparison's {metric} row lacks discordant counts") from None
+    return rate, items
