@@ -203,6 +203,10 @@ def build_parser() -> argparse.ArgumentParser:
     from modebench import cli_suite
 
     cli_suite.add_commands(commands)  # build, calibrate, power: the suite-building workflow
+
+    from modebench import cli_stats
+
+    cli_stats.add_commands(commands)  # stats, compare: curves over k, paired comparison
     return parser
 
 

@@ -1,0 +1,60 @@
+"""Real receipts for the statistics tests: evaluated from the walkthrough and the conformance rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from modebench.streaming import evaluate_file
+from modebench.walkthrough import bundle
+from tests.reference_data import conformance_fixtures
+
+RUN = {"model": {"id": "stats-test", "revision": "0"}, "generation": {}, "prompt_condition": "registered_hints_v1"}
+
+
+def evaluate_records(directory: Path, name: str, records: list[dict[str, Any]]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    source = directory / f"{name}.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    output = directory / f"{name}.json"
+    summary = evaluate_file(source, output, run=RUN)
+    assert summary["status"] == "completed"
+    return output
+
+
+def walkthrough_records() -> list[dict[str, Any]]:
+    return [dict(record) for record in bundle()["records"]]
+
+
+@pytest.fixture(scope="session")
+def receipts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """``walkthrough``; ``collapsed`` (each prompt's second correct mode replaced by the first);
+    ``conformance`` (every conformance row, its cases as the saved responses)."""
+    root = tmp_path_factory.mktemp("receipts")
+    records = walkthrough_records()
+    collapsed = []
+    for record in records:
+        first, _, wrong, malformed = record["responses"]
+        collapsed.append({**record, "responses": [first, first, wrong, malformed]})
+    rows = []
+    for number, fixture in enumerate(conformance_fixtures()):
+        rows.append(
+            {
+                "id": f"{fixture['config']}/conformance/{number}",
+                "level": fixture["level"],
+                "domain": fixture["domain"],
+                "problem": fixture["row"]["problem"],
+                "answer": fixture["row"]["answer"],
+                "responses": [case["response"] for case in fixture["cases"]],
+            }
+        )
+    found = {
+        "walkthrough": evaluate_records(root / "w", "walkthrough", records),
+        "collapsed": evaluate_records(root / "c", "collapsed", collapsed),
+    }
+    if rows:
+        found["conformance"] = evaluate_records(root / "f", "conformance", rows)
+    return found
