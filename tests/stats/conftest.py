@@ -12,7 +12,11 @@ from modebench.streaming import evaluate_file
 from modebench.walkthrough import bundle
 from tests.reference_data import conformance_fixtures
 
-RUN = {"model": {"id": "stats-test", "revision": "0"}, "generation": {}, "prompt_condition": "registered_hints_v1"}
+RUN = {
+    "model": {"id": "stats-test", "revision": "0"},
+    "generation": {"temperature": 1.0},
+    "prompt_condition": "registered_hints_v1",
+}
 
 
 def evaluate_records(directory: Path, name: str, records: list[dict[str, Any]]) -> Path:
@@ -32,7 +36,8 @@ def walkthrough_records() -> list[dict[str, Any]]:
 @pytest.fixture(scope="session")
 def receipts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """``walkthrough``; ``collapsed`` (each prompt's second correct mode replaced by the first);
-    ``conformance`` (every conformance row, its cases as the saved responses)."""
+    ``subset`` (three of the collapsed prompts); ``altered`` (the first prompt's reference changed,
+    same id); ``conformance`` (every conformance row, its cases as the saved responses)."""
     root = tmp_path_factory.mktemp("receipts")
     records = walkthrough_records()
     collapsed = []
@@ -51,9 +56,16 @@ def receipts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                 "responses": [case["response"] for case in fixture["cases"]],
             }
         )
+    altered = [dict(r) for r in records]
+    altered[0] = {
+        **altered[0],
+        "answer": {**altered[0]["answer"], "target": altered[0]["answer"]["target"] + 1},
+    }
     found = {
         "walkthrough": evaluate_records(root / "w", "walkthrough", records),
         "collapsed": evaluate_records(root / "c", "collapsed", collapsed),
+        "subset": evaluate_records(root / "s", "subset", collapsed[1:4]),
+        "altered": evaluate_records(root / "a", "altered", altered),
     }
     if rows:
         found["conformance"] = evaluate_records(root / "f", "conformance", rows)

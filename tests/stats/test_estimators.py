@@ -28,7 +28,9 @@ def _profile(group: list[str | None]) -> tuple[int, int, list[int]]:
 
 
 @given(groups, st.data())
-def test_unbiased_estimators_equal_the_average_over_all_k_subsets(group: list[str | None], data: st.DataObject) -> None:
+def test_unbiased_estimators_equal_the_average_over_all_k_subsets(
+    group: list[str | None], data: st.DataObject
+) -> None:
     n, c, counts = _profile(group)
     k = data.draw(st.integers(1, n))
     subsets = list(itertools.combinations(group, k))
