@@ -1,7 +1,8 @@
 """Paired comparison of two receipts of the same prompts (the ``compare`` table).
 
-Prompts are matched by id; a matched id must carry the same reference hash, level and domain in
-both runs, otherwise the comparison is refused naming the prompts. Prompts only one run has are
+Prompts are matched by (level, domain, id) — the evaluator's own prompt identity; a matched prompt
+must carry the same reference hash in both runs, otherwise the comparison is refused naming the
+prompts. Prompts only one run has are
 counted in ``coverage`` and left out. Per cell (level, domain) and overall, every metric of the
 ``stats`` table becomes a paired difference B − A with a clustered standard error and a paired
 bootstrap interval (both runs' values of a prompt are resampled together); binary outcomes get an
@@ -11,6 +12,7 @@ rows say which of A's modes B keeps. See ``docs/statistics.md``.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from collections import Counter
@@ -68,35 +70,51 @@ _RETENTION: tuple[tuple[str, Callable[[Pair], int], Callable[[Pair], int]], ...]
 )
 
 
+def _key(summary: PromptSummary) -> tuple[int, str, str]:
+    return summary.cell[0], summary.cell[1], summary.id
+
+
 def _join(
     a: str | os.PathLike[str], b: str | os.PathLike[str], counts: dict[str, int] | None = None
 ) -> Iterator[tuple[PromptSummary, PromptSummary]]:
-    """Matched prompt pairs in B's order; refuses differing prompts; fills ``counts`` per run."""
-    tally = counts if counts is not None else {}
-    pending: dict[str, PromptSummary] = {}
-    for summary in iter_summaries(a):
-        if summary.id in pending:
-            raise InputError(f"{os.fspath(a)}: prompt id {summary.id!r} appears twice")
-        pending[summary.id] = summary
-    tally["prompts_a"] = len(pending)
+    """Matched prompt pairs (same level, domain and id); refuses differing references at the end.
+
+    Both journals are read in lockstep, and a prompt waits in memory only until its partner turns
+    up, so runs of the same input (same order) compare in constant memory. ``counts`` receives the
+    number of prompts of each run.
+    """
+    pending: tuple[dict[tuple[int, str, str], PromptSummary], ...] = ({}, {})
+    totals = [0, 0]
     differing: list[str] = []
-    seen: set[str] = set()
-    for other in iter_summaries(b):
-        if other.id in seen:
-            raise InputError(f"{os.fspath(b)}: prompt id {other.id!r} appears twice")
-        seen.add(other.id)
-        mine = pending.pop(other.id, None)
-        if mine is None:
-            continue
-        if (mine.reference_sha256, mine.cell[:2]) != (other.reference_sha256, other.cell[:2]):
-            differing.append(other.id)
-        elif not differing:
-            yield mine, other
+    for pair in itertools.zip_longest(iter_summaries(a), iter_summaries(b)):
+        if pair[0] is not None and pair[1] is not None and _key(pair[0]) == _key(pair[1]):
+            totals[0] += 1
+            totals[1] += 1
+            matched = [(pair[0], pair[1])]
+        else:
+            matched = []
+            for side, summary in enumerate(pair):
+                if summary is None:
+                    continue
+                totals[side] += 1
+                partner = pending[1 - side].pop(_key(summary), None)
+                if partner is None:
+                    if _key(summary) in pending[side]:
+                        raise InputError(f"{os.fspath((a, b)[side])}: prompt {summary.id!r} appears twice")
+                    pending[side][_key(summary)] = summary
+                else:
+                    matched.append((summary, partner) if side == 0 else (partner, summary))
+        for mine, other in matched:
+            if mine.reference_sha256 != other.reference_sha256:
+                differing.append(mine.id)
+            elif not differing:
+                yield mine, other
     if differing:
         shown = ", ".join(repr(i) for i in differing[:_SHOWN])
         more = f" and {len(differing) - _SHOWN} more" if len(differing) > _SHOWN else ""
         raise InputError(f"the runs grade different prompts under the same id: {shown}{more}")
-    tally["prompts_b"] = len(seen)
+    if counts is not None:
+        counts.update(prompts_a=totals[0], prompts_b=totals[1])
 
 
 def _pearson(freqs: Sequence[int], xs: Sequence[float], ys: Sequence[float]) -> float | None:
