@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import platform
 import random
 import sys
@@ -50,7 +49,9 @@ def truth(n: int) -> dict[tuple[str, int | None], float]:
         values[("distinct_at_k", k)] = sum(s * sum(1 - (1 - p * q) ** k for q in qs) for s, p, qs in TYPES)
     two = [1 - (1 - p) ** n - n * p * (1 - p) ** (n - 1) for _, p, _ in TYPES]
     weight = sum(s * t for (s, _, _), t in zip(TYPES, two))
-    values[("pcmd", None)] = sum(s * t * (1 - sum(q * q for q in qs)) for (s, _, qs), t in zip(TYPES, two)) / weight
+    values[("pcmd", None)] = (
+        sum(s * t * (1 - sum(q * q for q in qs)) for (s, _, qs), t in zip(TYPES, two)) / weight
+    )
     return values
 
 
