@@ -5,7 +5,8 @@ Two inputs of the same prompts are generated with the machinery of `ops/benchmar
 run A answers in several modes, run B answers only in each prompt's first mode (a collapsed
 model). Both are graded by `evaluate_file`, then `stats A` and `compare A B` (JSON output, the
 default 1000 bootstrap resamples) each run in a fresh process that reports its wall time and peak
-RSS. Sizes 10k and 100k show whether memory stays flat as the receipt grows.
+RSS (and CPU seconds, which a loaded machine inflates less). Sizes 10k and 100k show whether
+memory stays flat as the receipt grows.
 
     python ops/benchmark_stats.py --sizes 10000 100000 --output evidence/statistics-benchmark.json
 """
@@ -29,6 +30,8 @@ sys.path.insert(0, str(ROOT / "ops"))
 
 from benchmark_evaluation import RUN, _pool, _responses  # noqa: E402
 
+from modebench.reporting import journal_path, read_report  # noqa: E402
+
 DRIVER = """
 import io, json, resource, sys, time
 from contextlib import redirect_stdout
@@ -39,8 +42,9 @@ started = time.perf_counter()
 with redirect_stdout(buffer):
     code = main(sys.argv[2:])
 elapsed = time.perf_counter() - started
-print(json.dumps({"seconds": elapsed, "exit": code, "output_bytes": len(buffer.getvalue()),
-                  "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"seconds": elapsed, "cpu_seconds": usage.ru_utime + usage.ru_stime, "exit": code,
+                  "output_bytes": len(buffer.getvalue()), "peak_rss_kib": usage.ru_maxrss}))
 """
 
 
@@ -85,6 +89,7 @@ def measure(arguments: list[str]) -> dict[str, Any]:
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return {
         "seconds": round(result["seconds"], 2),
+        "cpu_seconds_incl_startup": round(result["cpu_seconds"], 2),
         "peak_rss_mib": round(result["peak_rss_kib"] / 1024, 1),
         "exit": result["exit"],
         "output_bytes": result["output_bytes"],
@@ -104,11 +109,11 @@ def main() -> None:
             started = time.perf_counter()
             a, b = (evaluate(path) for path in write_inputs(Path(scratch), prompts, args.k, pool))
             graded = time.perf_counter() - started
-            journal_mib = sum(p.stat().st_size for p in Path(scratch).glob(f"a-{prompts}.receipt*")) / 2**20
+            journal_mib = journal_path(a, read_report(a, verify_results=False)).stat().st_size / 2**20
             run = {
                 "prompts": prompts,
                 "k": args.k,
-                "receipt_a_with_journal_mib": round(journal_mib, 1),
+                "journal_a_mib": round(journal_mib, 1),
                 "setup_seconds": round(graded, 1),
                 "stats": measure(["stats", str(a), "--format", "json"]),
                 "compare": measure(["compare", str(a), str(b), "--format", "json"]),

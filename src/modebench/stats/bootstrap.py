@@ -66,26 +66,32 @@ def _interval(values: list[float], level: float) -> Interval:
     return quantile(finite, tail), quantile(finite, 1 - tail)
 
 
-def _numpy_statistics(
-    freqs: Sequence[int], columns: Sequence[Column], settings: Bootstrap
-) -> list[list[float]]:
+def _numpy_intervals(freqs: Sequence[int], columns: Sequence[Column], settings: Bootstrap) -> list[Interval]:
     import numpy as np
 
     total = sum(freqs)
     rng = np.random.Generator(np.random.PCG64(settings.seed))
     probabilities = np.asarray(freqs, dtype=float) / total
-    nums = np.array([[float(x) for x in c.nums] for c in columns], dtype=float).T  # categories × stats
-    dens = np.array([c.dens for c in columns], dtype=float).T
-    out: list[list[float]] = [[] for _ in columns]
+    dens = np.array([c.dens for c in columns], dtype=float).T  # categories × statistics
+    nums = np.array([c.values() for c in columns], dtype=float).T * (dens > 0)
+    batches = []
     done = 0
     with np.errstate(invalid="ignore", divide="ignore"):
         while done < settings.resamples:
             size = min(_CHUNK, settings.resamples - done)
             weights = rng.multinomial(total, probabilities, size=size).astype(float)
-            ratios = (weights @ (nums * dens.astype(bool))) / (weights @ dens)
-            for index, series in enumerate(out):
-                series.extend(ratios[:, index].tolist())
+            batches.append((weights @ nums) / (weights @ dens))
             done += size
+    ratios = np.concatenate(batches)  # resamples × statistics
+    tail = (1 - settings.level) / 2
+    out: list[Interval] = []
+    for index in range(len(columns)):
+        finite = ratios[:, index][~np.isnan(ratios[:, index])]
+        if finite.size == 0:
+            out.append(None)
+            continue
+        low, high = np.quantile(finite, [tail, 1 - tail])  # linear interpolation, as ``quantile``
+        out.append((float(low), float(high)))
     return out
 
 
@@ -100,7 +106,7 @@ def _python_statistics(
         running += f
         cumulative.append(running)
     categories = range(len(freqs))
-    nums = [[float(x) for x in c.nums] for c in columns]
+    nums = [c.values() for c in columns]
     out: list[list[float]] = [[] for _ in columns]
     for _ in range(settings.resamples):
         weights = [0] * len(freqs)
@@ -118,7 +124,6 @@ def intervals(freqs: Sequence[int], columns: Sequence[Column], settings: Bootstr
     if not columns or not sum(freqs):
         return [None for _ in columns]
     if engine() == "numpy-pcg64":
-        series = _numpy_statistics(freqs, columns, settings)
-    else:
-        series = _python_statistics(freqs, columns, settings)
+        return _numpy_intervals(freqs, columns, settings)
+    series = _python_statistics(freqs, columns, settings)
     return [_interval(values, settings.level) for values in series]

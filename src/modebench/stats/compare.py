@@ -25,7 +25,7 @@ from modebench.stats.bootstrap import Bootstrap
 from modebench.stats.curves import k_points, metrics_for
 from modebench.stats.mcnemar import mcnemar
 from modebench.stats.profiles import Profile, PromptSummary, iter_summaries
-from modebench.stats.ratio import Column, estimate, standard_error
+from modebench.stats.ratio import Column, column, difference, estimate, standard_error
 from modebench.stats.retention import Retention, prompt_record, retention
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
@@ -151,12 +151,12 @@ def _group_rows(
     rows, columns = [], []
     for name, k, function in paired:
         values = [(function(q[0]), function(q[1])) for q in categories]
-        dens = tuple(da * db for (_, da), (_, db) in values)
-        col_a = Column(tuple(x for (x, _), _ in values), dens)
-        col_b = Column(tuple(y for _, (y, _) in values), dens)
-        diff = Column(tuple(y - x for x, y in zip(col_a.nums, col_b.nums)), dens)
+        dens = [da * db for (_, da), (_, db) in values]  # a prompt counts when defined in both runs
+        col_a = column((x, d) for ((x, _), _), d in zip(values, dens))
+        col_b = column((y, d) for (_, (y, _)), d in zip(values, dens))
+        diff = difference(col_b, col_a)
         row = _empty_row(level, domain, draws, name, k)
-        kept = [(f, float(x), float(y)) for f, x, y, d in zip(freqs, col_a.nums, col_b.nums, dens) if d]
+        kept = [(f, x, y) for f, x, y, d in zip(freqs, col_a.values(), col_b.values(), dens) if d]
         row.update(
             a=estimate(freqs, col_a), b=estimate(freqs, col_b), estimate=estimate(freqs, diff),
             standard_error=standard_error(freqs, diff), prompts=sum(f for f, _, _ in kept),
@@ -167,14 +167,14 @@ def _group_rows(
         rows.append(row)
         columns.append(diff)
     for name, numerator, denominator in _RETENTION:
-        column = Column(
-            tuple(Fraction(numerator(q)) for q in categories), tuple(denominator(q) for q in categories)
+        joint = Column(
+            tuple((numerator(q), 1) for q in categories), tuple(denominator(q) for q in categories)
         )
         row = _empty_row(level, domain, draws, name, None)
-        row.update(estimate=estimate(freqs, column), standard_error=standard_error(freqs, column),
-                   prompts=sum(f for f, d in zip(freqs, column.dens) if d))  # fmt: skip
+        row.update(estimate=estimate(freqs, joint), standard_error=standard_error(freqs, joint),
+                   prompts=sum(f for f, d in zip(freqs, joint.dens) if d))  # fmt: skip
         rows.append(row)
-        columns.append(column)
+        columns.append(joint)
     for row, interval in zip(rows, bootstrap.intervals(freqs, columns, settings)):
         row["ci_low"], row["ci_high"] = interval if interval is not None else (None, None)
     return rows
@@ -183,8 +183,9 @@ def _group_rows(
 def _mcnemar(row: dict[str, Any], freqs: Sequence[int], col_a: Column, col_b: Column) -> None:
     from modebench.power import detectable_delta
 
-    a_only = sum(f for f, x, y in zip(freqs, col_a.nums, col_b.nums) if x > y)
-    b_only = sum(f for f, x, y in zip(freqs, col_a.nums, col_b.nums) if y > x)
+    pairs = list(zip(freqs, col_a.values(), col_b.values()))
+    a_only = sum(f for f, x, y in pairs if x > y)
+    b_only = sum(f for f, x, y in pairs if y > x)
     test = mcnemar(a_only, b_only)
     row.update(a_only=a_only, b_only=b_only, mcnemar_p=test.p_value, mcnemar_mid_p=test.mid_p_value)
     items = row["prompts"]

@@ -18,7 +18,7 @@ from modebench.metrics import mode_diversity
 from modebench.stats import bootstrap, estimators
 from modebench.stats.bootstrap import Bootstrap
 from modebench.stats.profiles import CellKey, Profile, cell_profiles
-from modebench.stats.ratio import Column, estimate, standard_error
+from modebench.stats.ratio import column, estimate, standard_error
 from modebench.stats.table import StatsTable
 
 __all__ = ["SCHEMA", "STATS_COLUMNS", "Metric", "curves", "curves_from_profiles", "metrics_for", "k_points"]
@@ -50,14 +50,25 @@ def _distinct(n: int, counts: tuple[int, ...], k: int) -> Fraction:
     return estimators.distinct_at_k_exact(n, counts, k)
 
 
-def _accuracy(p: Profile) -> tuple[Fraction, int]:
+@lru_cache(maxsize=65536)
+def _accuracy_value(c: int, n: int) -> Fraction:
     # The receipt sums the float c/n exactly; doing the same keeps k = n bit-identical.
-    return Fraction(p.c / p.n), 1
+    return Fraction(c / n)
+
+
+@lru_cache(maxsize=65536)
+def _pcmd_value(counts: tuple[int, ...]) -> Fraction | None:
+    value = mode_diversity(counts)
+    return None if value is None else Fraction(value)
+
+
+def _accuracy(p: Profile) -> tuple[Fraction, int]:
+    return _accuracy_value(p.c, p.n), 1
 
 
 def _pcmd(p: Profile) -> tuple[Fraction, int]:
-    value = mode_diversity(p.counts)
-    return (Fraction(0), 0) if value is None else (Fraction(value), 1)
+    value = _pcmd_value(p.counts)
+    return (Fraction(0), 0) if value is None else (value, 1)
 
 
 def _pass_metric(k: int) -> Callable[[Profile], tuple[Fraction, int]]:
@@ -126,17 +137,12 @@ def cell_rows(
     freqs = [profiles[p] for p in categories]
     smallest = min(p.n for p in categories)
     metrics = metrics_for(k_points(smallest, ks))
-    columns = []
-    for _, _, function in metrics:
-        pairs = [function(p) for p in categories]
-        columns.append(Column(tuple(x for x, _ in pairs), tuple(d for _, d in pairs)))
+    columns = [column(function(p) for p in categories) for _, _, function in metrics]
     found = bootstrap.intervals(freqs, columns, settings)
     rows = []
-    for (name, k, _), column, interval in zip(metrics, columns, found):
-        prompts = sum(f for f, d in zip(freqs, column.dens) if d)
-        rows.append(
-            _row(cell, name, k, estimate(freqs, column), standard_error(freqs, column), interval, prompts)
-        )
+    for (name, k, _), col, interval in zip(metrics, columns, found):
+        prompts = sum(f for f, d in zip(freqs, col.dens) if d)
+        rows.append(_row(cell, name, k, estimate(freqs, col), standard_error(freqs, col), interval, prompts))
     pcmd_row = rows[-1]
     d_mode, error = pcmd_row["estimate"], pcmd_row["standard_error"]
     # Effective modes is a monotone transform of PCMD: delta-method error, transformed interval.
