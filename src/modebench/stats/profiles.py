@@ -17,13 +17,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from modebench.diagnostics import VerifierExecutionError
+from modebench.diagnostics import STATUSES, UNSCORABLE, VerifierExecutionError
 from modebench.metrics import verified_mode_counts
 from modebench.reporting import iter_cell_results, read_report
 from modebench.validation import InputError
 
 __all__ = ["CellKey", "Profile", "PromptSummary", "cell_profiles", "iter_summaries", "summarize_prompt"]
 
+_WRONG = frozenset(STATUSES) - UNSCORABLE - {"correct"}  # scorable statuses of unverified attempts
 CellKey = tuple[int, str, int]  # (level, domain, draws per prompt as recorded in the receipt)
 
 
@@ -46,13 +47,35 @@ class PromptSummary:
     modes: Mapping[str, int]  # verified draws per canonical key
 
 
+def _fast_counts(attempts: list[Any]) -> dict[str, int] | None:
+    """Mode counts of well-formed attempts, or None to let ``verified_mode_counts`` judge them.
+
+    The journal's common case, checked with plain dict operations; anything unusual goes to the
+    metrics module's own validation, so errors are exactly its errors.
+    """
+    modes: dict[str, int] = {}
+    for attempt in attempts:
+        if type(attempt) is not dict:
+            return None
+        status = attempt.get("status")
+        if status == "correct" and attempt.get("verified") is True:
+            key = attempt.get("canonical_key")
+            if type(key) is not str or not key:
+                return None
+            modes[key] = modes.get(key, 0) + 1
+        elif status not in _WRONG or attempt.get("verified") is not False:
+            return None
+    return modes
+
+
 def summarize_prompt(cell: CellKey, result: Mapping[str, Any]) -> PromptSummary:
     """Reduce one per-prompt result (all its groups pooled) to a summary."""
     ident = result.get("id") if isinstance(result, Mapping) else None
     try:
         draws = result["draws"]
         attempts = [attempt for group in draws for attempt in group["attempts"]]
-        modes = verified_mode_counts(attempts)
+        fast = _fast_counts(attempts)
+        modes = fast if fast is not None else verified_mode_counts(attempts)
         if not attempts:
             raise ValueError("prompt has no attempts")
         first = bool(attempts[0]["verified"])
