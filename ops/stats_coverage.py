@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from modebench.stats import Bootstrap  # noqa: E402
-from modebench.stats.curves import curves_from_profiles  # noqa: E402
 from modebench.stats.profiles import Profile  # noqa: E402
+from modebench.stats.summary import curves_from_profiles  # noqa: E402
 
 # (population share π, success probability p, mode shares q)
 TYPES = (

@@ -14,8 +14,8 @@ import pytest
 from modebench import api
 from modebench.reporting import read_report
 from modebench.stats import Bootstrap, bootstrap
-from modebench.stats.curves import curves_from_profiles
 from modebench.stats.profiles import Profile
+from modebench.stats.summary import curves_from_profiles
 from modebench.validation import InputError
 
 

@@ -22,11 +22,11 @@ from typing import Any
 
 from modebench.stats import bootstrap
 from modebench.stats.bootstrap import Bootstrap
-from modebench.stats.curves import k_points, metrics_for
 from modebench.stats.mcnemar import mcnemar
 from modebench.stats.profiles import Profile, PromptSummary, iter_summaries
 from modebench.stats.ratio import Column, column, difference, estimate, standard_error
 from modebench.stats.retention import Retention, prompt_record, retention
+from modebench.stats.summary import k_points, metrics_for
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
 
