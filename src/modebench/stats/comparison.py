@@ -181,7 +181,7 @@ def _group_rows(
 
 
 def _mcnemar(row: dict[str, Any], freqs: Sequence[int], col_a: Column, col_b: Column) -> None:
-    from modebench.power import detectable_delta
+    from modebench.suite.power import detectable_delta
 
     pairs = list(zip(freqs, col_a.values(), col_b.values()))
     a_only = sum(f for f, x, y in pairs if x > y)
