@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -124,3 +125,30 @@ def test_cli_formats_and_power_from_compare(
     with pytest.raises(SystemExit):
         main(["power", "--from-compare", str(saved), "--discordant", "0.2", "--delta", "0.1"])
     assert "exactly one of --discordant or --from-compare" in capsys.readouterr().err
+
+
+def test_without_numpy_the_python_engine_gives_the_same_estimates(
+    receipts: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast = api.compare(receipts["walkthrough"], receipts["collapsed"], resamples=200, seed=9)
+    monkeypatch.setitem(sys.modules, "numpy", None)
+    slow = api.compare(receipts["walkthrough"], receipts["collapsed"], resamples=200, seed=9)
+    assert slow.meta["bootstrap"]["engine"] == "python-mt19937"
+    assert (
+        slow.rows == api.compare(receipts["walkthrough"], receipts["collapsed"], resamples=200, seed=9).rows
+    )
+    for a, b in zip(fast.rows, slow.rows):
+        assert {k: v for k, v in a.items() if not k.startswith("ci_")} == {
+            k: v for k, v in b.items() if not k.startswith("ci_")
+        }
+
+
+def test_power_rejects_a_comparison_without_discordant_prompts(
+    receipts: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved = tmp_path / "self.json"
+    saved.write_text(json.dumps(api.compare(receipts["walkthrough"], receipts["walkthrough"]).to_dict()))
+    with pytest.raises(InputError, match="no discordant prompts for pass_at_draws"):
+        api.observed_discordant(saved)
+    with pytest.raises(InputError, match="has no nonsense rows"):
+        api.observed_discordant(saved, "nonsense")
