@@ -15,7 +15,7 @@ import os
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from modebench.diagnostics import STATUSES, UNSCORABLE, VerifierExecutionError
 from modebench.metrics import verified_mode_counts
@@ -28,9 +28,8 @@ _WRONG = frozenset(STATUSES) - UNSCORABLE - {"correct"}  # scorable statuses of 
 CellKey = tuple[int, str, int]  # (level, domain, draws per prompt as recorded in the receipt)
 
 
-@dataclass(frozen=True, order=True)
-class Profile:
-    """Everything the per-prompt metrics depend on."""
+class Profile(NamedTuple):
+    """Everything the per-prompt metrics depend on (a tuple: cheap to hash as a Counter key)."""
 
     n: int
     c: int

@@ -9,14 +9,12 @@ signature of mode collapse. Canonical keys are prompt-local, so sets are never p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["Retention", "prompt_record", "retention"]
 
 
-@dataclass(frozen=True, order=True)
-class Retention:
+class Retention(NamedTuple):
     modes_a: int
     modes_b: int
     retained: int
