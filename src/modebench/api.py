@@ -84,8 +84,16 @@ def evaluate_file(
     resume: bool = False,
     workers: int = 1,
     progress: Callable[[Progress], None] | None = None,
+    backend: str = "local",
+    cluster_address: str | None = None,
+    shard: str | None = None,
 ) -> EvaluationReceipt:
-    """Streaming, checkpointed evaluation of a JSONL file into a v4 receipt."""
+    """Streaming, checkpointed evaluation of a JSONL file into a v4 receipt.
+
+    ``backend="ray"`` grades on Ray actors (the cluster at ``cluster_address``, or a local one);
+    ``shard="I/N"`` grades only that shard into a shard receipt for ``merge_shards``.
+    """
+    from modebench.backends.shard import parse_shard
     from modebench.streaming import evaluate_file as _evaluate_file
 
     chosen = options if options is not None else EvaluationOptions()
@@ -103,6 +111,9 @@ def evaluate_file(
         resume=resume,
         progress=cast(Callable[[dict[str, Any]], None] | None, progress),
         workers=workers,
+        backend=backend,
+        cluster_address=cluster_address,
+        shard=parse_shard(shard) if shard is not None else None,
     )
     return EvaluationReceipt(
         output=pathlib.Path(summary["output"]),
@@ -153,3 +164,14 @@ def iter_results(path: PathLike) -> Iterator[PromptResult]:
 
     for item in iter_prompt_results(path):
         yield cast(PromptResult, item)
+
+
+def merge_shards(shards: list[PathLike], output_path: PathLike) -> dict[str, Any]:
+    """Merge the shard receipts of one run into the receipt and journal of the unsharded run.
+
+    Refuses shards of different runs, duplicates and gaps, naming them. Returns a summary
+    (``output``, ``cells``, ``prompts``, ``shards``, ``status``).
+    """
+    from modebench.backends.shard import merge
+
+    return merge(shards, output_path)

@@ -100,6 +100,11 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise InputError(f"output already exists: {args.output}")
     if args.progress_every < 0:
         raise InputError("--progress-every must be nonnegative")
+    if args.ray_address is not None and args.backend != "ray":
+        raise InputError("--ray-address requires --backend ray")
+    from modebench.backends.shard import parse_shard
+
+    shard = parse_shard(args.shard) if args.shard is not None else None
     run = loads(Path(args.run).read_bytes()) if args.run is not None else None
     data_root = args.data_root
     registry = args.registry
@@ -132,6 +137,9 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             resume=args.resume,
             progress=_ProgressPrinter(args.progress_every),
             workers=args.workers,
+            backend=args.backend,
+            cluster_address=args.ray_address,
+            shard=shard,
         )
     except VerifierExecutionError as exc:
         _failure_receipt(args.output, exc, args.input)
@@ -186,6 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_cmd.add_argument("--workers", type=_positive, default=1)
     evaluate_cmd.add_argument("--progress-every", type=int, default=100)
     evaluate_cmd.add_argument("--allow-partial", action="store_true")
+    from modebench import cli_backends
+
+    cli_backends.add_evaluate_options(evaluate_cmd)
     evaluate_cmd.set_defaults(handler=_evaluate)
 
     from modebench import cli_data
@@ -203,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     from modebench import cli_suite
 
     cli_suite.add_commands(commands)  # build, calibrate, power: the suite-building workflow
+    cli_backends.add_commands(commands)  # merge: shards into one receipt
     return parser
 
 
