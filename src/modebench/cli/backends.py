@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from modebench.backends import BACKENDS
+from modebench.cli._common import EXIT_FAILED, print_json
 
 
 def add_evaluate_options(evaluate: argparse.ArgumentParser) -> None:
@@ -32,8 +32,8 @@ def _merge(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from modebench.api import merge_shards
 
     summary = merge_shards(args.shards, args.output)
-    print(json.dumps(summary), flush=True)
-    return 0 if summary["status"] == "completed" else 3
+    print_json(summary)
+    return 0 if summary["status"] == "completed" else EXIT_FAILED
 
 
 def add_commands(commands: Any) -> None:
