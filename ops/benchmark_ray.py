@@ -22,6 +22,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+# Keep Ray on loopback (set before ray is imported; inherited by the head node and the runs).
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "ops"))
 
