@@ -27,7 +27,7 @@ from typing import Any
 
 from modebench import registries
 from modebench.registries import DATA_ORIGIN, DATA_REVISION, Registry
-from modebench.validation import InputError
+from modebench.validation import InputError, OptionError
 
 __all__ = [
     "CHUNK_BYTES",
@@ -190,7 +190,11 @@ def load_registry(
         if offline:
             remembered = _remembered(source, cache_dir)
             if not remembered.is_file():
-                raise InputError(f"registry is not cached: {source}; run datasets fetch without --offline")
+                raise OptionError(
+                    "registry_not_cached",
+                    f"registry is not cached: {source}; fetch a split of it while online first",
+                    source=source,
+                )
             return registries.parse(remembered.read_bytes(), source, base)
         chunks = []
         _transfer(source, chunks.append, "registry download")
@@ -360,7 +364,11 @@ def fetch(
         if _file_sha256(target, MAX_DOWNLOAD_BYTES) != record["parquet_sha256"]:
             raise InputError(f"cached dataset hash mismatch: {target}; remove this file and fetch again")
     elif offline:
-        raise InputError(f"dataset is not cached: {label}; run datasets fetch without --offline")
+        raise OptionError(
+            "dataset_not_cached",
+            f"dataset is not cached: {label}; fetch it while online first",
+            label=label,
+        )
     else:
         _download(chosen.url(record), target, record, label)
     _write_atomic(root / "manifest.json", chosen.raw)

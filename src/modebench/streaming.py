@@ -17,7 +17,7 @@ from typing import Any
 
 from modebench import _ledger, metrics
 from modebench._ledger import checkpoint
-from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
+from modebench.diagnostics import UNSCORABLE
 from modebench.evaluation import (
     Options,
     Preflight,
@@ -152,9 +152,9 @@ def evaluate_file(
             return _run(
                 ledger, source, output, software, raw_options, data_root, resume, progress, grader, registry
             )
-        except (InputError, VerifierExecutionError):
-            # A checkpoint whose preflight failed holds nothing graded: remove it so that a corrected
-            # input can simply be run again (the reference leaves it behind; hazard 7).
+        except Exception:
+            # A checkpoint whose preflight failed, for any reason, holds nothing graded: remove it so
+            # that a corrected input can simply be run again (the reference leaves it behind).
             if not (ledger.has("phase") and ledger.get("phase") != "preflight"):
                 ledger.db.close()
                 _ledger.discard(directory)

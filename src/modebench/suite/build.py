@@ -27,7 +27,7 @@ from modebench.contracts import DOMAINS, LEVELS, NOT_ADMITTED_LEVELS, NOT_DIFFIC
 from modebench.domains import plugin
 from modebench.identity import digest_json, file_sha256
 from modebench.suite.cards import datasheet
-from modebench.validation import InputError
+from modebench.validation import InputError, OptionError, is_integer
 
 REGISTRY_SCHEMA = "modebench-portable-data-v1"
 MANIFEST_SCHEMA = "modebench-release-manifest-v1"
@@ -113,11 +113,8 @@ def build_release(
 ) -> dict[str, Any]:
     """Generate and publish a release directory; return a summary (registry hash, counts)."""
     counts = {"eval": 128, "dev": 0, "train": 0} | dict(rows or {})
-    if (
-        any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in counts.values())
-        or counts["eval"] <= 0
-    ):
-        raise InputError("--rows-eval must be positive and --rows-dev/--rows-train nonnegative")
+    if not all(is_integer(n) and n >= 0 for n in counts.values()) or counts["eval"] <= 0:
+        raise OptionError("release_rows", "rows must be positive for eval and nonnegative for dev and train")
     chosen = (
         all_configs() if configs == "all" else [name.strip() for name in configs.split(",") if name.strip()]
     )

@@ -16,7 +16,7 @@ from typing import Any
 
 from modebench.identity import file_sha256
 from modebench.reporting import iter_cell_results, read_report
-from modebench.validation import InputError
+from modebench.validation import InputError, unit_fraction
 
 EASY_ABOVE = 0.8
 HARD_BELOW = 0.4
@@ -39,8 +39,7 @@ def calibrate(
     keep_non_discriminating: bool = False,
 ) -> dict[str, Any]:
     """Per-task strata, per-cell summaries and a seeded stratified dev/test selection."""
-    if not 0 < dev_fraction < 1:
-        raise InputError("--dev-fraction must be between 0 and 1")
+    unit_fraction(dev_fraction, "dev_fraction")
     payload = read_report(receipt)
     if payload["evaluation"]["status"] != "completed":
         raise InputError("calibration requires a completed receipt: scores of a failed run are unavailable")

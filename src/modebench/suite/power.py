@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import Any
 
-from modebench.validation import InputError
+from modebench.validation import InputError, OptionError, positive_integer, unit_fraction
 
 _NORMAL = NormalDist()
 
@@ -40,16 +40,15 @@ class PowerResult:
 
 
 def _check(delta: float, discordant: float, alpha: float, power: float, draws: int) -> None:
-    if not 0 < alpha < 1:
-        raise InputError("--alpha must be between 0 and 1")
-    if not 0 < power < 1:
-        raise InputError("--power must be between 0 and 1")
+    unit_fraction(alpha, "alpha")
+    unit_fraction(power, "power")
     if not 0 < discordant <= 1:
-        raise InputError("--discordant must be in (0, 1]")
+        raise OptionError("discordant_range", "discordant must be in (0, 1]")
     if not 0 < delta or delta * delta >= discordant or delta > discordant:
-        raise InputError("--delta must be positive and smaller than the discordant rate (and δ² < ψ)")
-    if isinstance(draws, bool) or not isinstance(draws, int) or draws <= 0:
-        raise InputError("--draws must be a positive integer")
+        raise OptionError(
+            "delta_range", "delta must be positive and smaller than the discordant rate (and δ² < ψ)"
+        )
+    positive_integer(draws, "draws", option=True)
 
 
 def items_needed(
@@ -66,8 +65,7 @@ def items_needed(
 
 def detectable_delta(items: int, discordant: float, alpha: float = 0.05, power: float = 0.8) -> float:
     """The smallest accuracy difference ``items`` paired items detect with the given power."""
-    if isinstance(items, bool) or not isinstance(items, int) or items <= 0:
-        raise InputError("--items must be a positive integer")
+    positive_integer(items, "items", option=True)
     low, high = 1e-9, min(discordant, math.sqrt(discordant)) * (1 - 1e-12)
     if items_needed(high, discordant, alpha, power).items > items:
         raise InputError("no detectable difference: too few items for this discordant rate")
