@@ -21,7 +21,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from importlib import resources
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -213,8 +213,20 @@ def load_registry(
 BUNDLED = "bundled"
 
 
+#: The data-only package the wheel installs the top-level ``data/bundled/`` release as.
+BUNDLED_PACKAGE = "modebench._bundled_release"
+
+
+def bundled_release_root() -> Path:
+    """The bundled release directory: the installed package data, else ``data/bundled`` of the checkout."""
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    return Path(__file__).resolve().parents[2] / "data" / "bundled"
+
+
 def bundled_registry_path() -> Path:
-    return Path(str(resources.files("modebench").joinpath("releases", "bundled", "registry.json")))
+    return bundled_release_root() / "registry.json"
 
 
 def _remembered(source: str, cache_dir: str | os.PathLike[str] | None) -> Path:

@@ -45,7 +45,8 @@ def _source_files() -> tuple[tuple[str, str], ...]:
     # Hashed once per process: the package does not change under a running evaluator.
     files = []
     for path in sorted(PACKAGE_DIR.rglob("*")):
-        if path.suffix in (".py", ".json") and path.is_file() and "__pycache__" not in path.parts:
+        # The bundled release is data (installed as _bundled_release), not software.
+        if path.suffix in (".py", ".json") and path.is_file() and not {"__pycache__", "_bundled_release"} & set(path.parts):
             files.append((path.relative_to(PACKAGE_DIR).as_posix(), file_sha256(path)))
     return tuple(files)
 
