@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.client
+import importlib.util
 import os
 import secrets
 import socket
@@ -21,7 +22,6 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-import importlib.util
 from pathlib import Path
 from typing import Any
 

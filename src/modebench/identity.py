@@ -46,7 +46,11 @@ def _source_files() -> tuple[tuple[str, str], ...]:
     files = []
     for path in sorted(PACKAGE_DIR.rglob("*")):
         # The bundled release is data (installed as _bundled_release), not software.
-        if path.suffix in (".py", ".json") and path.is_file() and not {"__pycache__", "_bundled_release"} & set(path.parts):
+        if (
+            path.suffix in (".py", ".json")
+            and path.is_file()
+            and not {"__pycache__", "_bundled_release"} & set(path.parts)
+        ):
             files.append((path.relative_to(PACKAGE_DIR).as_posix(), file_sha256(path)))
     return tuple(files)
 
