@@ -20,7 +20,7 @@ from modebench.contracts import normalize_domain, normalize_level
 from modebench.dataset_cache import RegistryLike, fetch, load_registry
 from modebench.prompts import DEFAULT_CONDITION, make_messages, messages_sha256
 from modebench.registries import SCHEMA
-from modebench.validation import InputError, loads
+from modebench.validation import InputError, is_integer, loads, positive_integer
 
 __all__ = [
     "DATA_EXTRA_MESSAGE",
@@ -52,7 +52,7 @@ def _parquet() -> Any:
 
 def prompt_id(config: str, split: str, index: int) -> str:
     """``<config>/<split>/<index>`` for a zero-based row index."""
-    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+    if not is_integer(index) or index < 0:
         raise InputError("prompt row index must be a nonnegative integer")
     return f"{config}/{split}/{index}"
 
@@ -79,8 +79,7 @@ def _locate(
         raise InputError(f"unknown or ambiguous split: {config}/{split}")
     record = matches[0]
     rows = record.get("rows")
-    if isinstance(rows, bool) or not isinstance(rows, int) or rows <= 0:
-        raise InputError("dataset rows must be a positive integer")
+    positive_integer(rows, "dataset rows")
     sha = record.get("parquet_sha256")
     if not isinstance(sha, str) or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
         raise InputError("dataset requires a SHA-256 identity")
@@ -268,7 +267,7 @@ def inspect(
     )
     loaded = _load(root, config, split, True, registry)
     count = len(loaded.rows)
-    if isinstance(row, bool) or not isinstance(row, int) or not 0 <= row < count:
+    if not is_integer(row) or not 0 <= row < count:
         raise InputError(f"row must be between 0 and {count - 1}")
     level, domain = _identity(loaded.record)
     selected = loaded.rows[row]

@@ -16,16 +16,17 @@ import hashlib
 import http.client
 import importlib.util
 import os
-import secrets
 import socket
 import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from modebench import registries
+from modebench.identity import bounded_file_sha256
+from modebench.publish import atomic_output
 from modebench.registries import DATA_ORIGIN, DATA_REVISION, Registry
 from modebench.validation import InputError, OptionError
 
@@ -298,54 +299,28 @@ def _target(root: Path, data_file: str) -> Path:
     return target
 
 
-def _file_sha256(path: Path, limit: int) -> str | None:
-    """SHA-256 of a file of at most ``limit`` bytes; ``None`` when it is larger."""
-    digest = hashlib.sha256()
-    total = 0
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            total += len(block)
-            if total > limit:
-                return None
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _write_atomic(path: Path, data: bytes) -> None:
-    temp = path.parent / f".modebench-{secrets.token_hex(8)}"
-    try:
-        with open(temp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
+    with atomic_output(path, replace=True, binary=True) as handle:
+        cast(BinaryIO, handle).write(data)
 
 
 def _download(url: str, target: Path, record: dict[str, Any], label: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.parent / f".modebench-{secrets.token_hex(8)}"
+    digest = hashlib.sha256()
     try:
-        digest = hashlib.sha256()
-        with open(temp, "xb") as handle:
+        # Renamed into place only after it verified; concurrent fetchers all install identical bytes.
+        with atomic_output(target, replace=True, binary=True) as handle:
 
             def sink(chunk: bytes) -> None:
-                handle.write(chunk)
+                cast(BinaryIO, handle).write(chunk)
                 digest.update(chunk)
 
             _transfer(url, sink, "dataset download", "; retry fetch or use a verified offline cache")
-            handle.flush()
-            os.fsync(handle.fileno())
-        if digest.hexdigest() != record["parquet_sha256"]:
-            raise InputError(f"download hash mismatch: {label}; cache not modified")
-        os.replace(temp, target)  # atomic; concurrent fetchers all install identical bytes
+            if digest.hexdigest() != record["parquet_sha256"]:
+                raise InputError(f"download hash mismatch: {label}; cache not modified")
     except OSError as exc:
         raise InputError(
             f"dataset download failed: {exc}; retry fetch or use a verified offline cache"
         ) from None
-    finally:
-        temp.unlink(missing_ok=True)
 
 
 def fetch(
@@ -366,14 +341,14 @@ def fetch(
     if chosen.local_root is not None:
         # A local release (e.g. the bundled one) is its own verified data root: nothing to copy.
         target = _target(chosen.local_root, record["data_file"])
-        if _file_sha256(target, MAX_DOWNLOAD_BYTES) != record["parquet_sha256"]:
+        if bounded_file_sha256(target, MAX_DOWNLOAD_BYTES) != record["parquet_sha256"]:
             raise InputError(f"dataset hash mismatch: {label}")
         return chosen.local_root
     root = cache_data_root(cache_dir, registry=chosen)
     target = _target(root, record["data_file"])
     if target.exists():
         # Re-verified on every reuse; a bad entry is reported, never silently replaced.
-        if _file_sha256(target, MAX_DOWNLOAD_BYTES) != record["parquet_sha256"]:
+        if bounded_file_sha256(target, MAX_DOWNLOAD_BYTES) != record["parquet_sha256"]:
             raise InputError(f"cached dataset hash mismatch: {target}; remove this file and fetch again")
     elif offline:
         raise OptionError(

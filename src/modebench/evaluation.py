@@ -14,12 +14,12 @@ from datetime import datetime, timezone
 from typing import Any
 
 from modebench import metrics
-from modebench.contracts import NOT_DIFFICULTY_MATCHED, normalize_domain, normalize_level
+from modebench.contracts import NOT_ADMITTED_LEVELS, NOT_DIFFICULTY_MATCHED, normalize_domain, normalize_level
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
 from modebench.identity import digest_json, software_identity
 from modebench.prompts import make_messages, messages_sha256, profile_metadata
 from modebench.run_metadata import validate_run
-from modebench.validation import InputError, json_value
+from modebench.validation import InputError, json_value, positive_integer
 
 RECORD_FIELDS = (
     "id",
@@ -35,18 +35,44 @@ RECORD_FIELDS = (
 )
 SCORING_POLICY = "wrong-or-malformed-count-as-failure; verifier-errors-suppress-all-aggregates-v1"
 V3_SCHEMA = "modebench-saved-responses-v3"
-LEVEL4_NOTE = "Level 4 as a whole is not admitted."
-LEVEL4_MATHIR_NOTE = "Level 4 MathIR is not difficulty-matched."
+
+
+def admission_limits(level: int, domain: str | None = None) -> list[str]:
+    """The admission facts of a level (of one cell, given ``domain``) as clauses without a period:
+    ``Level 4 as a whole is not admitted``, ``Level 4 MathIR is not difficulty-matched``."""
+    if level not in NOT_ADMITTED_LEVELS:
+        return []
+    from modebench.domains import plugin
+
+    clauses = [f"Level {level} as a whole is not admitted"]
+    for unmatched_level, unmatched in sorted(NOT_DIFFICULTY_MATCHED):
+        if unmatched_level == level and domain in (None, unmatched):
+            clauses.append(f"Level {level} {plugin(unmatched).card.name} is not difficulty-matched")
+    return clauses
 
 
 def protocol_notes(level: int, domain: str) -> list[str]:
-    """Admission notes printed under a cell (Level 4 is not admitted as a whole)."""
-    notes: list[str] = []
-    if level == 4:
-        notes.append(LEVEL4_NOTE)
-        if (level, domain) in NOT_DIFFICULTY_MATCHED:
-            notes.append(LEVEL4_MATHIR_NOTE)
-    return notes
+    """Admission notes printed under a cell, one sentence each."""
+    return [clause + "." for clause in admission_limits(level, domain)]
+
+
+class StatusTally:
+    """Attempt statuses over a run: the receipt's ``status_counts`` and whether every attempt scored."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def add(self, result: dict[str, Any]) -> None:
+        for attempt in result["draws"][0]["attempts"]:
+            self.counts[attempt["status"]] = self.counts.get(attempt["status"], 0) + 1
+
+    @property
+    def healthy(self) -> bool:
+        """No attempt was unscorable (an evaluator failure suppresses every aggregate)."""
+        return not any(status in UNSCORABLE for status in self.counts)
+
+    def block(self, threshold: int) -> dict[str, Any]:
+        return evaluation_block("completed" if self.healthy else "failed", self.counts, threshold)
 
 
 def now_iso() -> str:
@@ -82,12 +108,7 @@ class Options:
         split: Any = "eval",
         allow_partial: Any = False,
     ) -> Options:
-        if (
-            isinstance(min_defined_prompts, bool)
-            or not isinstance(min_defined_prompts, int)
-            or min_defined_prompts <= 0
-        ):
-            raise InputError("min_defined_prompts must be a positive integer")
+        positive_integer(min_defined_prompts, "min_defined_prompts")
         if not isinstance(allow_partial, bool):
             raise InputError("allow_partial must be a boolean")
         if config is None and (data_root is not None or allow_partial or split != "eval"):
@@ -375,11 +396,10 @@ def evaluate(
 def assemble_v3(
     records: Iterable[Any], preflight: Preflight, bound: list[dict[str, Any]], results: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    counts: dict[str, int] = {}
+    tally = StatusTally()
     for result in results:
-        for attempt in result["draws"][0]["attempts"]:
-            counts[attempt["status"]] = counts.get(attempt["status"], 0) + 1
-    healthy = not any(status in UNSCORABLE for status in counts)
+        tally.add(result)
+    healthy = tally.healthy
     threshold = preflight.options.min_defined_prompts
     groups: dict[tuple[int, str, int], list[dict[str, Any]]] = {}
     for item, result in zip(bound, results):
@@ -392,7 +412,7 @@ def assemble_v3(
         "created_at": now_iso(),
         "records_sha256": digest_json(list(records)),
         **receipt_header(software_identity(), preflight),
-        "evaluation": evaluation_block("completed" if healthy else "failed", counts, threshold),
+        "evaluation": tally.block(threshold),
         "cells": cells,
     }
 

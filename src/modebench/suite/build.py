@@ -17,15 +17,20 @@ from __future__ import annotations
 import json
 import os
 import random
-import secrets
-import shutil
 from pathlib import Path
 from typing import Any
 
 from modebench import __version__
-from modebench.contracts import DOMAINS, LEVELS, NOT_ADMITTED_LEVELS, NOT_DIFFICULTY_MATCHED
+from modebench.contracts import (
+    DOMAINS,
+    LEVELS,
+    NOT_ADMITTED_LEVELS,
+    NOT_DIFFICULTY_MATCHED,
+    normalize_level,
+)
 from modebench.domains import plugin
 from modebench.identity import digest_json, file_sha256
+from modebench.publish import atomic_directory
 from modebench.suite.cards import datasheet
 from modebench.validation import InputError, OptionError, is_integer
 
@@ -42,9 +47,13 @@ def all_configs() -> list[str]:
 
 def parse_config(config: str) -> tuple[int, str]:
     prefix, _, domain = config.partition("_")
-    if not prefix.startswith("level") or prefix[5:] not in ("1", "2", "3", "4", "5") or domain not in DOMAINS:
+    try:
+        level = normalize_level(prefix) if prefix.startswith("level") else None
+    except ValueError:
+        level = None
+    if level is None or domain not in DOMAINS:
         raise InputError(f"unknown configuration: {config}; expected level<1-5>_<domain>")
-    return int(prefix[5:]), domain
+    return level, domain
 
 
 def generate_rows(config: str, seed: int, counts: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
@@ -120,13 +129,7 @@ def build_release(
     )
     for name in chosen:
         parse_config(name)
-    target = Path(output)
-    if target.exists():
-        raise InputError(f"release destination already exists: {output}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.parent / f".modebench-release-{secrets.token_hex(6)}"
-    temp.mkdir()
-    try:
+    with atomic_directory(output, "release") as temp:
         records: list[dict[str, Any]] = []
         for config in chosen:
             level, domain = parse_config(config)
@@ -164,10 +167,6 @@ def build_release(
         (temp / "manifest.json").write_text(
             json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="ascii"
         )
-        os.rename(temp, target)
-    except BaseException:
-        shutil.rmtree(temp, ignore_errors=True)
-        raise
     return {
         "output": str(output),
         "registry": str(Path(output) / "registry.json"),
