@@ -70,7 +70,7 @@ class _DeadlineConnection:
     sock: Any
 
     def __init__(self, *args: Any, deadline: float, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        super().__init__(*args, **kwargs)
         self._deadline = deadline
 
     def connect(self) -> None:

@@ -34,7 +34,7 @@ def atomic_output(
     )  # noqa: SIM115
     try:
         with handle:
-            yield handle  # type: ignore[misc]
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         if replace:
