@@ -75,20 +75,12 @@ def evaluate_path(
     data_root: str | os.PathLike[str] | None = options.data_root
     registry: Any = options.registry
     if options.config is not None:
-        from modebench import data, dataset_cache
+        from modebench._datasets.roots import SplitSource
 
-        if registry is not None:  # read once; the evaluator re-checks the split against it
-            registry = dataset_cache.load_registry(
-                registry, offline=options.offline, cache_dir=options.cache_dir
-            )
-        data_root = data.resolve_data_root(
-            options.config,
-            options.split,
-            data_root=options.data_root,
-            cache_dir=options.cache_dir,
-            offline=options.offline,
-            registry=registry,
-        )
+        # The registry is read once; the evaluator re-checks the split against it.
+        data_root, registry = SplitSource(
+            options.config, options.split, options.data_root, options.cache_dir, options.offline, registry
+        ).open()
     try:
         return evaluate_file(
             input_path,

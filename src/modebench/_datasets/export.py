@@ -11,7 +11,7 @@ from typing import Any
 
 from modebench._datasets.cache import fetch
 from modebench._datasets.parquet import PathLike, load, prompt_id, require_parquet, task_identity
-from modebench._datasets.roots import preload_registry, resolve_data_root
+from modebench._datasets.roots import SplitSource, preload_registry
 from modebench._datasets.sources import RegistryLike
 from modebench.api_types import Task
 from modebench.prompts import DEFAULT_CONDITION, make_messages, messages_sha256
@@ -85,11 +85,7 @@ def export_requests(
 
     if Path(output).exists():
         raise InputError(f"output already exists: {os.fspath(output)}")
-    require_parquet()
-    registry = preload_registry(registry, offline, cache_dir)
-    root = resolve_data_root(
-        config, split, data_root=data_root, cache_dir=cache_dir, offline=offline, registry=registry
-    )
+    root, registry = SplitSource(config, split, data_root, cache_dir, offline, registry).open()
     count = 0
     with atomic_output(output) as handle:
         for request in prepare_requests(root, config, split, registry=registry):
@@ -110,11 +106,7 @@ def inspect(
     registry: RegistryLike = None,
 ) -> dict[str, Any]:
     """``datasets inspect``: one row's prompt (and, on request, its decoded reference)."""
-    require_parquet()
-    registry = preload_registry(registry, offline, cache_dir)
-    root = resolve_data_root(
-        config, split, data_root=data_root, cache_dir=cache_dir, offline=offline, registry=registry
-    )
+    root, registry = SplitSource(config, split, data_root, cache_dir, offline, registry).open()
     loaded = load(root, config, split, True, registry)
     count = len(loaded.rows)
     if not is_integer(row) or not 0 <= row < count:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from modebench._datasets.cache import fetch
 from modebench._datasets.parquet import PathLike, require_parquet
 from modebench._datasets.sources import RegistryLike, load_registry
 
-__all__ = ["preload_registry", "resolve_data_root"]
+__all__ = ["SplitSource", "preload_registry", "resolve_data_root"]
 
 
 def preload_registry(registry: RegistryLike, offline: bool, cache_dir: PathLike | None) -> RegistryLike:
@@ -37,3 +38,29 @@ def resolve_data_root(
     if cache_dir is None and registry is None and Path("data", "manifest.json").exists():
         return "data"
     return fetch(config, split, cache_dir=cache_dir, offline=offline, registry=registry)
+
+
+@dataclass(frozen=True)
+class SplitSource:
+    """Where a frozen split is read from: the options every dataset operation shares."""
+
+    config: str
+    split: str = "eval"
+    data_root: PathLike | None = None
+    cache_dir: PathLike | None = None
+    offline: bool = False
+    registry: RegistryLike = None
+
+    def open(self) -> tuple[PathLike, RegistryLike]:
+        """The data root and the registry, read once (either may download unless ``offline``)."""
+        require_parquet()  # no download for a split that could not be read anyway
+        registry = preload_registry(self.registry, self.offline, self.cache_dir)
+        root = resolve_data_root(
+            self.config,
+            self.split,
+            data_root=self.data_root,
+            cache_dir=self.cache_dir,
+            offline=self.offline,
+            registry=registry,
+        )
+        return root, registry
