@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,9 @@ import pytest
 
 from modebench.api import EvaluationOptions, InputError, evaluate_file
 from modebench.cli import main
+from modebench.suite.build import build_release
+from modebench.suite.calibrate import calibrate
+from modebench.suite.power import plan
 from modebench.validation import OptionError
 
 # Wall-clock fields: the only receipt bytes two runs of the same inputs do not share.
@@ -207,3 +211,48 @@ def test_library_errors_name_options_and_the_cli_names_flags(
     )
     assert code == 2 and f"checkpoint already exists: {work}; use --resume or a new destination" in err
     assert not output.exists()
+
+
+@pytest.mark.parametrize(
+    ("call", "argv", "library", "cli"),
+    [
+        (
+            partial(plan, discordant=0.25),
+            ["power", "--discordant", "0.25"],
+            "give exactly one of delta (items needed) or items (detectable difference)",
+            "give exactly one of --delta (items needed) or --items (detectable difference)",
+        ),
+        (
+            partial(plan, discordant=0.25, delta=0.1, alpha=2),
+            ["power", "--discordant", "0.25", "--delta", "0.1", "--alpha", "2"],
+            "alpha must be between 0 and 1",
+            "--alpha must be between 0 and 1",
+        ),
+        (
+            partial(plan, discordant=0.25, items=0),
+            ["power", "--discordant", "0.25", "--items", "0"],
+            "items must be a positive integer",
+            "--items must be a positive integer",
+        ),
+        (
+            partial(calibrate, "r.json", dev_fraction=1.0),
+            ["calibrate", "r.json", "--dev-fraction", "1"],
+            "dev_fraction must be between 0 and 1",
+            "--dev-fraction must be between 0 and 1",
+        ),
+        (
+            partial(build_release, "out", seed=1, rows={"eval": 0}),
+            ["build", "--output", "out", "--seed", "1", "--rows-eval", "0"],
+            "rows must be positive for eval and nonnegative for dev and train",
+            "--rows-eval must be positive and --rows-dev/--rows-train nonnegative",
+        ),
+    ],
+)
+def test_suite_library_errors_name_parameters_and_the_cli_names_flags(
+    call: Any, argv: list[str], library: str, cli: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(OptionError) as error:
+        call()
+    assert str(error.value) == library
+    code, _, err = _cli(capsys, *argv)
+    assert code == 2 and err.endswith(f"error: {cli}\n")

@@ -32,6 +32,7 @@ FLAG_MESSAGES = {
     "discordant_range": "--discordant must be in (0, 1]",
     "delta_range": "--delta must be positive and smaller than the discordant rate (and δ² < ψ)",
     "release_rows": "--rows-eval must be positive and --rows-dev/--rows-train nonnegative",
+    "power_target": "give exactly one of --delta (items needed) or --items (detectable difference)",
 }
 
 

@@ -9,12 +9,14 @@ reports on test, and anyone can re-derive the split from the receipt and the see
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections import defaultdict
 from typing import Any
 
 from modebench.identity import file_sha256
+from modebench.publish import atomic_output
 from modebench.reporting import iter_cell_results, read_report
 from modebench.validation import InputError, unit_fraction
 
@@ -37,8 +39,12 @@ def calibrate(
     seed: int = 0,
     dev_fraction: float = 0.5,
     keep_non_discriminating: bool = False,
+    output: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
-    """Per-task strata, per-cell summaries and a seeded stratified dev/test selection."""
+    """Per-task strata, per-cell summaries and a seeded stratified dev/test selection.
+
+    With ``output`` the calibration JSON is also published there (atomically, never overwriting).
+    """
     unit_fraction(dev_fraction, "dev_fraction")
     payload = read_report(receipt)
     if payload["evaluation"]["status"] != "completed":
@@ -82,7 +88,7 @@ def calibrate(
         cell = cells[key]
         cell["mean_pass_rate"] = cell.pop("pass_rate_sum") / cell["tasks"]
         summaries.append(cell)
-    return {
+    result = {
         "schema": SCHEMA,
         "receipt_sha256": file_sha256(receipt),
         "thresholds": {"easy_above": EASY_ABOVE, "hard_below": HARD_BELOW},
@@ -92,6 +98,10 @@ def calibrate(
             tasks, seed=seed, dev_fraction=dev_fraction, keep_non_discriminating=keep_non_discriminating
         ),
     }
+    if output is not None:
+        with atomic_output(output) as handle:
+            handle.write(json.dumps(result, indent=2) + "\n")
+    return result
 
 
 def select(

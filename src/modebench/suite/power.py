@@ -78,4 +78,38 @@ def detectable_delta(items: int, discordant: float, alpha: float = 0.05, power: 
     return high
 
 
-__all__ = ["PowerResult", "detectable_delta", "items_needed"]
+__all__ = ["PowerResult", "detectable_delta", "items_needed", "plan", "render"]
+
+
+def plan(
+    *,
+    discordant: float,
+    delta: float | None = None,
+    items: int | None = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    draws: int = 1,
+) -> dict[str, Any]:
+    """Items needed to detect ``delta``, or (given ``items``) the difference they can detect."""
+    if delta is not None and items is None:
+        return items_needed(delta, discordant, alpha, power, draws).as_dict()
+    if items is None or delta is not None:
+        raise OptionError(
+            "power_target", "give exactly one of delta (items needed) or items (detectable difference)"
+        )
+    detectable = detectable_delta(items, discordant, alpha, power)
+    result = items_needed(detectable, discordant, alpha, power, draws).as_dict()
+    result["items"] = items
+    result["responses"] = items * draws
+    result["detectable_delta"] = detectable
+    return result
+
+
+def render(result: dict[str, Any]) -> str:
+    """One line: the detectable difference of a fixed item count, or the items a difference needs."""
+    if "detectable_delta" in result:
+        return f"minimum detectable difference with {result['items']} items: {result['detectable_delta']:.4f}"
+    return (
+        f"items needed: {result['items']} ({result['responses']} responses at "
+        f"{result['draws_per_prompt']} draws per prompt)"
+    )
