@@ -8,10 +8,10 @@ bound to their registered hashes (Phase C), and only then is any response graded
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypedDict
 
 from modebench import metrics
 from modebench.contracts import NOT_ADMITTED_LEVELS, NOT_DIFFICULTY_MATCHED, normalize_domain, normalize_level
@@ -73,6 +73,42 @@ class StatusTally:
 
     def block(self, threshold: int) -> dict[str, Any]:
         return evaluation_block("completed" if self.healthy else "failed", self.counts, threshold)
+
+
+class PreparedRecord(TypedDict):
+    """A validated input record (Phase A): where it came from, what it grades against."""
+
+    label: str  # ``line N, prompt 'id'``: the prefix of every message about this record
+    raw: dict[str, Any]  # the record as read
+    id: str
+    level: int
+    domain: str
+    row: dict[str, Any]  # ``answer`` (decoded reference) and, when given, ``problem``
+    reference_sha256: str
+
+
+class Binding(TypedDict):
+    """What a result is bound to: the reference, the registered prompt and its profile."""
+
+    reference_sha256: str
+    prompt_sha256: str | None
+    prompt_profile: dict[str, Any] | None
+
+
+class _Bound(TypedDict):
+    label: str
+    raw: dict[str, Any]
+    id: str
+    level: int
+    domain: str
+    row: dict[str, Any]
+    binding: Binding
+
+
+class BoundRecord(_Bound, total=False):
+    """A prepared record with its binding (Phase C); the file evaluator adds ``record_sha256``."""
+
+    record_sha256: str
 
 
 def now_iso() -> str:
@@ -149,7 +185,7 @@ class Preflight:
             self.run_digest = digest_json(self.run)
 
     # -- Phase A -------------------------------------------------------------------------------
-    def accept(self, record: Any, location: str, *, in_memory: bool = False) -> dict[str, Any]:
+    def accept(self, record: Any, location: str, *, in_memory: bool = False) -> PreparedRecord:
         """Validate one record; return the prepared record (without binding)."""
         label = record_label(location, record)
         if not isinstance(record, dict):
@@ -163,7 +199,7 @@ class Preflight:
         except (ValueError, TypeError, KeyError) as exc:
             raise InputError(f"{label}: {exc}") from None
 
-    def _accept(self, record: dict[str, Any], label: str, in_memory: bool) -> dict[str, Any]:
+    def _accept(self, record: dict[str, Any], label: str, in_memory: bool) -> PreparedRecord:
         if in_memory:
             json_value(record, "record")
         unknown = sorted(set(record) - set(RECORD_FIELDS))
@@ -252,14 +288,14 @@ class Preflight:
             self.frozen.finish(self)
 
     # -- Phase C -------------------------------------------------------------------------------
-    def bind(self, prepared: dict[str, Any]) -> dict[str, Any]:
+    def bind(self, prepared: PreparedRecord) -> BoundRecord:
         """Attach ``binding`` (reference/prompt hashes, prompt profile) to a prepared record."""
         try:
             return self._bind(prepared)
         except (ValueError, TypeError, KeyError) as exc:
             raise InputError(f"{prepared['label']}: {exc}") from None
 
-    def _bind(self, prepared: dict[str, Any]) -> dict[str, Any]:
+    def _bind(self, prepared: PreparedRecord) -> BoundRecord:
         raw, row = prepared["raw"], prepared["row"]
         run = self.run
         if run is not None:
@@ -279,13 +315,19 @@ class Preflight:
                     raise InputError(f"{name} requires problem text and declared run.prompt_condition")
                 if raw[name] != expected:
                     raise InputError(f"{name} does not match the registered prompt")
-        bound = {key: value for key, value in prepared.items() if key != "reference_sha256"}
-        bound["binding"] = {
-            "reference_sha256": prepared["reference_sha256"],
-            "prompt_sha256": prompt_hash,
-            "prompt_profile": profile,
+        return {
+            "label": prepared["label"],
+            "raw": raw,
+            "id": prepared["id"],
+            "level": prepared["level"],
+            "domain": prepared["domain"],
+            "row": row,
+            "binding": {
+                "reference_sha256": prepared["reference_sha256"],
+                "prompt_sha256": prompt_hash,
+                "prompt_profile": profile,
+            },
         }
-        return bound
 
     def run_block(self) -> dict[str, Any]:
         return {
@@ -301,10 +343,10 @@ class Preflight:
         return block
 
 
-Grader = Callable[[dict[str, Any]], list[dict[str, Any]]]
+Grader = Callable[[Mapping[str, Any]], list[dict[str, Any]]]
 
 
-def _grade_with_shared(prepared: dict[str, Any]) -> list[dict[str, Any]]:
+def _grade_with_shared(prepared: Mapping[str, Any]) -> list[dict[str, Any]]:
     from modebench import verifier
 
     row = prepared["row"]
@@ -314,7 +356,7 @@ def _grade_with_shared(prepared: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def prompt_result(prepared: dict[str, Any], attempts: list[dict[str, Any]]) -> dict[str, Any]:
+def prompt_result(prepared: Mapping[str, Any], attempts: list[dict[str, Any]]) -> dict[str, Any]:
     """The per-prompt result object shared by v3 receipts and the v4 journal."""
     binding = prepared["binding"]
     return {
@@ -327,7 +369,7 @@ def prompt_result(prepared: dict[str, Any], attempts: list[dict[str, Any]]) -> d
     }
 
 
-def grade_prepared(prepared: dict[str, Any], grader: Grader | None = None) -> dict[str, Any]:
+def grade_prepared(prepared: Mapping[str, Any], grader: Grader | None = None) -> dict[str, Any]:
     """Grade every response of one bound record, in order, with no short circuit."""
     attempts = (grader or _grade_with_shared)(prepared)
     return prompt_result(prepared, attempts)
@@ -394,7 +436,10 @@ def evaluate(
 
 
 def assemble_v3(
-    records: Iterable[Any], preflight: Preflight, bound: list[dict[str, Any]], results: list[dict[str, Any]]
+    records: Iterable[Any],
+    preflight: Preflight,
+    bound: Sequence[Mapping[str, Any]],
+    results: list[dict[str, Any]],
 ) -> dict[str, Any]:
     tally = StatusTally()
     for result in results:
@@ -436,11 +481,16 @@ def v3_cell(
 
 
 __all__ = [
+    "Binding",
+    "BoundRecord",
     "Options",
+    "PreparedRecord",
     "Preflight",
+    "StatusTally",
     "RECORD_FIELDS",
     "SCORING_POLICY",
     "evaluate",
+    "admission_limits",
     "evaluation_block",
     "grade_prepared",
     "prompt_result",

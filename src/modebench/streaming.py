@@ -253,13 +253,12 @@ def _preflight(
         raw_text = canonical(record)
         records_digest.update((b"," if seq else b"") + raw_text.encode("utf-8"))
         try:
-            prepared = preflight.bind(prepared)
+            bound = preflight.bind(prepared)
         except InputError as exc:
-            binding_error = binding_error or exc
-        prepared["record_sha256"] = sha256_text(raw_text)
-        ledger.insert(
-            seq, prepared["level"], prepared["domain"], len(record["responses"]), canonical(prepared)
-        )
+            binding_error = binding_error or exc  # the run fails with it: nothing to store
+        else:
+            bound["record_sha256"] = sha256_text(raw_text)
+            ledger.insert(seq, bound["level"], bound["domain"], len(record["responses"]), canonical(bound))
         seq += 1
         if seq % 100 == 0:
             ledger.commit()
