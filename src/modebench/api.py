@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import pathlib
 from collections.abc import Callable, Iterator
 from typing import Any, cast
@@ -93,27 +94,20 @@ def evaluate_file(
     ``backend="ray"`` grades on Ray actors (the cluster at ``cluster_address``, or a local one);
     ``shard="I/N"`` grades only that shard into a shard receipt for ``merge_shards``.
     """
-    from modebench.backends.shard import parse_shard
-    from modebench.streaming import evaluate_file as _evaluate_file
+    from modebench._file_evaluation import evaluate_path
 
     chosen = options if options is not None else EvaluationOptions()
-    summary = _evaluate_file(
+    summary = evaluate_path(
         input_path,
         output_path,
-        min_defined_prompts=chosen.min_defined_prompts,
-        run=copy.deepcopy(chosen.run),
-        data_root=chosen.data_root,
-        config=chosen.config,
-        split=chosen.split,
-        allow_partial=chosen.allow_partial,
-        registry=chosen.registry,
+        dataclasses.replace(chosen, run=copy.deepcopy(chosen.run)),
         work_dir=work_dir,
         resume=resume,
-        progress=cast(Callable[[dict[str, Any]], None] | None, progress),
         workers=workers,
+        progress=cast(Callable[[dict[str, Any]], None] | None, progress),
         backend=backend,
         cluster_address=cluster_address,
-        shard=parse_shard(shard) if shard is not None else None,
+        shard=shard,
     )
     return EvaluationReceipt(
         output=pathlib.Path(summary["output"]),
@@ -121,6 +115,7 @@ def evaluate_file(
         prompts=int(summary["prompts"]),
         cells=int(summary["cells"]),
         work_dir=pathlib.Path(summary["work_dir"]),
+        dataset_kind=summary["dataset_kind"],
     )
 
 

@@ -19,11 +19,10 @@ from modebench import _ledger, metrics
 from modebench._ledger import checkpoint
 from modebench.backends import Grader, make_grader
 from modebench.backends.shard import WHOLE, Shard, shard_receipt_text
-from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
 from modebench.evaluation import (
     Options,
     Preflight,
-    evaluation_block,
+    StatusTally,
     now_iso,
     prompt_result,
     protocol_notes,
@@ -32,7 +31,7 @@ from modebench.identity import canonical, digest_json, file_sha256, sha256_text,
 from modebench.metrics import CellAccumulator
 from modebench.parallel import MAX_WORKERS
 from modebench.publish import atomic_output
-from modebench.validation import InputError, loads
+from modebench.validation import InputError, loads, positive_integer
 
 MAX_RESPONSES_PER_PROMPT = 4096
 MAX_INPUT_LINE_BYTES = 16_777_216
@@ -142,8 +141,7 @@ def evaluate_file(
     ``cluster_address``); the receipt and journal do not depend on it. With ``shard`` only that
     shard's prompts are graded, into a shard receipt for ``backends.shard.merge``.
     """
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers <= 0:
-        raise InputError("workers must be a positive integer")
+    positive_integer(workers, "workers")
     if backend == "local" and workers > MAX_WORKERS:
         raise InputError(f"workers must be between 1 and {MAX_WORKERS}")
     source = Path(input_path).resolve()
@@ -178,9 +176,9 @@ def evaluate_file(
                 registry,
                 shard,
             )
-        except (InputError, VerifierExecutionError):
-            # A checkpoint whose preflight failed holds nothing graded: remove it so that a corrected
-            # input can simply be run again (the reference leaves it behind; hazard 7).
+        except Exception:
+            # A checkpoint whose preflight failed, for any reason, holds nothing graded: remove it so
+            # that a corrected input can simply be run again (the reference leaves it behind).
             if not (ledger.has("phase") and ledger.get("phase") != "preflight"):
                 ledger.db.close()
                 _ledger.discard(directory)
@@ -286,13 +284,12 @@ def _preflight(
         raw_text = canonical(record)
         records_digest.update((b"," if seq else b"") + raw_text.encode("utf-8"))
         try:
-            prepared = preflight.bind(prepared)
+            bound = preflight.bind(prepared)
         except InputError as exc:
-            binding_error = binding_error or exc
-        prepared["record_sha256"] = sha256_text(raw_text)
-        ledger.insert(
-            seq, prepared["level"], prepared["domain"], len(record["responses"]), canonical(prepared)
-        )
+            binding_error = binding_error or exc  # the run fails with it: nothing to store
+        else:
+            bound["record_sha256"] = sha256_text(raw_text)
+            ledger.insert(seq, bound["level"], bound["domain"], len(record["responses"]), canonical(bound))
         seq += 1
         if seq % 100 == 0:
             ledger.commit()
@@ -428,30 +425,29 @@ CellKey = tuple[int, str, int]
 
 def tally(
     results: Iterator[tuple[int, str, int, dict[str, Any]]],
-) -> tuple[dict[str, int], dict[CellKey, metrics.CellAccumulator]]:
-    """Status counts and cell accumulators of ``(level, domain, k, prompt result)`` in input order."""
-    counts: dict[str, int] = {}
+) -> tuple[StatusTally, dict[CellKey, metrics.CellAccumulator]]:
+    """Attempt statuses and cell accumulators of ``(level, domain, k, prompt result)`` in input order."""
+    statuses = StatusTally()
     cells: dict[CellKey, metrics.CellAccumulator] = {}
     for level, domain, k, result in results:
-        for attempt in result["draws"][0]["attempts"]:
-            counts[attempt["status"]] = counts.get(attempt["status"], 0) + 1
+        statuses.add(result)
         accumulator = cells.setdefault((level, domain, k), metrics.CellAccumulator())
         if result["accuracy"] is not None:
             accumulator.add(result)
         else:
             accumulator.prompts += 1
-    return counts, cells
+    return statuses, cells
 
 
 def receipt_text(
     meta: dict[str, Any],
-    counts: dict[str, int],
+    statuses: StatusTally,
     cells: dict[CellKey, metrics.CellAccumulator],
     threshold: int,
     prompt_results: dict[str, Any],
 ) -> tuple[str, str]:
     """The v4 receipt's bytes and status; ``meta`` holds the run's bound identity fields."""
-    healthy = not any(status in UNSCORABLE for status in counts)
+    healthy = statuses.healthy
     header = {
         "schema": REPORT_SCHEMA,
         "created_at": meta["created_at"],
@@ -462,7 +458,7 @@ def receipt_text(
         "generation_metadata_status": meta["generation_metadata_status"],
         "run_sha256": meta["run_sha256"],
         "dataset": meta["dataset"],
-        "evaluation": evaluation_block("completed" if healthy else "failed", counts, threshold),
+        "evaluation": statuses.block(threshold),
         "execution": meta["execution"],
         "prompt_results": prompt_results,
     }
@@ -514,10 +510,10 @@ def _publish(
         (level, domain, k, json.loads(result_json))
         for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result_json")
     )
-    counts, cells = tally(rows)
+    statuses, cells = tally(rows)
     meta = _run_meta(ledger, software, ledger.get("identity"))
     text, status = receipt_text(
-        meta, counts, cells, options.min_defined_prompts, journal_reference(journal, output, count)
+        meta, statuses, cells, options.min_defined_prompts, journal_reference(journal, output, count)
     )
     with atomic_output(output) as handle:
         handle.write(text)
@@ -542,9 +538,9 @@ def _publish_shard(
             "level, domain, k, result_json", "result_json IS NOT NULL"
         )
     )
-    counts, cells = tally(rows)
+    statuses, cells = tally(rows)
     reference = journal_reference(journal, output, shard.size(count))
-    text, status = shard_receipt_text(meta, shard, count, counts, options.min_defined_prompts, reference)
+    text, status = shard_receipt_text(meta, shard, count, statuses, options.min_defined_prompts, reference)
     with atomic_output(output) as handle:
         handle.write(text)
     return status, len(cells)

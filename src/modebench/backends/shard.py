@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from modebench.evaluation import StatusTally
 from modebench.identity import canonical, file_sha256
 from modebench.validation import InputError, loads
 
@@ -73,19 +74,17 @@ def shard_receipt_text(
     meta: dict[str, Any],
     shard: Shard,
     total: int,
-    counts: dict[str, int],
+    statuses: StatusTally,
     threshold: int,
     prompt_results: dict[str, Any],
 ) -> tuple[str, str]:
     """A shard receipt's bytes and its status (``failed`` when any of its attempts is unscorable)."""
-    from modebench.diagnostics import UNSCORABLE
-
-    status = "failed" if any(name in UNSCORABLE for name in counts) else "completed"
+    status = "completed" if statuses.healthy else "failed"
     payload = {
         "schema": SHARD_SCHEMA,
         "shard": {"index": shard.index, "count": shard.count, "total_records": total},
         "status": status,
-        "status_counts": dict(sorted(counts.items())),
+        "status_counts": dict(sorted(statuses.counts.items())),
         "min_defined_prompts": threshold,
         **meta,
         "prompt_results": prompt_results,
@@ -192,7 +191,7 @@ def merge(
 
     try:
         with atomic_output(journal) as handle:
-            counts, cells = tally(entries(handle))
+            statuses, cells = tally(entries(handle))
         first = shards[0][1]
         meta = {key: first[key] for key in (*_SHARED, "dataset")}
         meta["created_at"] = min(payload["created_at"] for _, payload in shards)
@@ -201,7 +200,7 @@ def merge(
             "history": [entry for _, payload in shards for entry in payload["execution"]["history"]],
         }
         text, status = receipt_text(
-            meta, counts, cells, first["min_defined_prompts"], journal_reference(journal, output, total)
+            meta, statuses, cells, first["min_defined_prompts"], journal_reference(journal, output, total)
         )
         with atomic_output(output) as handle:
             handle.write(text)
