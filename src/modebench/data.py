@@ -3,6 +3,10 @@ checks of the evaluator (``datasets.md`` §2–§6, ``evaluation.md`` §4.1 step
 
 Parquet is read with pyarrow directly (the ``data`` extra). The file bytes are read once, hashed,
 and parsed from that same buffer, so the rows used are exactly the bytes that verified.
+
+Two ways to read a split: :func:`load_split` returns a ``datasets.Dataset`` as ModeBench 0.4.0 did
+(for user code: ``.to_pandas()``, ``.map()``, column access); :func:`load_rows` returns plain row
+dictionaries and needs only pyarrow — the evaluator and every internal caller use it.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ __all__ = [
     "export_requests",
     "inspect",
     "iter_tasks",
+    "load_rows",
     "load_split",
     "open_frozen",
     "prepare_requests",
@@ -115,7 +120,10 @@ class _Loaded:
     manifest_sha256: str
 
 
-def _load(root: PathLike, config: str, split: str, frozen: bool, registry: RegistryLike) -> _Loaded:
+def _verified_table(
+    root: PathLike, config: str, split: str, frozen: bool, registry: RegistryLike
+) -> tuple[dict[str, Any], Any, bytes]:
+    """(record, pyarrow table, manifest bytes) of a split whose bytes and row count verified."""
     parquet = _parquet()
     record, path, manifest = _locate(root, config, split, frozen, registry)
     data = path.read_bytes()
@@ -129,14 +137,36 @@ def _load(root: PathLike, config: str, split: str, frozen: bool, registry: Regis
         raise InputError(f"dataset is not readable Parquet: {config}/{split}: {exc}") from None
     if table.num_rows != record["rows"]:
         raise InputError(f"dataset row count mismatch: {config}/{split}")
+    return record, table, manifest
+
+
+def _load(root: PathLike, config: str, split: str, frozen: bool, registry: RegistryLike) -> _Loaded:
+    record, table, manifest = _verified_table(root, config, split, frozen, registry)
     return _Loaded(record, table.to_pylist(), hashlib.sha256(manifest).hexdigest())
+
+
+def load_rows(
+    root: PathLike, config: str, split: str, *, frozen: bool = False, registry: RegistryLike = None
+) -> list[dict[str, Any]]:
+    """Rows of a verified split as plain dictionaries, in file order (needs only pyarrow)."""
+    return _load(root, config, split, frozen, registry).rows
 
 
 def load_split(
     root: PathLike, config: str, split: str, *, frozen: bool = False, registry: RegistryLike = None
-) -> list[dict[str, Any]]:
-    """Rows of a verified split in file order (row index = prompt ID index)."""
-    return _load(root, config, split, frozen, registry).rows
+) -> Any:
+    """A verified split as a ``datasets.Dataset`` in file order (row index = prompt ID index).
+
+    The bytes are hashed and parsed from one buffer, then handed to ``datasets`` in memory: nothing
+    is read twice and nothing is written to the ``datasets`` cache.
+    """
+    _parquet()
+    try:
+        from datasets import Dataset, NamedSplit
+    except ImportError:
+        raise InputError(DATA_EXTRA_MESSAGE) from None
+    table = _verified_table(root, config, split, frozen, registry)[1]
+    return Dataset(table, split=NamedSplit(split))
 
 
 def _identity(record: dict[str, Any]) -> tuple[int, Domain]:
