@@ -181,6 +181,8 @@ def load_registry(
     if isinstance(registry, Registry):
         return registry
     source = os.fspath(registry)
+    if source.startswith("hf://"):
+        return _hub_registry(source, offline, cache_dir)
     if _is_url(source):
         base = urllib.parse.urljoin(source, "./")  # the directory holding the registry
         if urllib.parse.urlsplit(source).scheme == "file":
@@ -203,6 +205,59 @@ def load_registry(
     manifest = path.parent / "data" / "manifest.json"
     local_root = manifest.parent if manifest.is_file() and manifest.read_bytes() == raw else None
     return registries.parse(raw, source, path.parent.as_uri() + "/", local_root)
+
+
+def _hub_limits() -> Any:
+    from modebench.hub.origin import HubLimits
+
+    return HubLimits(MAX_DOWNLOAD_BYTES, DOWNLOAD_TIMEOUT_SECONDS)
+
+
+def _hub_registry(source: str, offline: bool, cache_dir: str | os.PathLike[str] | None) -> Registry:
+    """``hf://datasets/OWNER/NAME@COMMIT``: the repository's ``registry.json`` at that commit."""
+    from modebench.hub.address import parse_address
+    from modebench.hub.origin import fetch_bytes
+
+    address = parse_address(source)
+    raw = fetch_bytes(
+        address,
+        "registry.json",
+        sha256=None,
+        label="registry",
+        what="registry download",
+        not_cached=f"registry is not cached: {source}; run datasets fetch without --offline",
+        offline=offline,
+        cache_dir=cache_dir,
+        limits=_hub_limits(),
+    )
+    return registries.parse(raw, source, str(address))
+
+
+def _hub_download(
+    registry: Registry,
+    record: dict[str, Any],
+    target: Path,
+    label: str,
+    offline: bool,
+    cache_dir: str | os.PathLike[str] | None,
+) -> None:
+    """Fetch a split from the registry's Hub origin (verified there) and install it in the cache."""
+    from modebench.hub.address import parse_address
+    from modebench.hub.origin import fetch_bytes
+
+    data = fetch_bytes(
+        parse_address(registry.base),
+        record["data_file"],
+        sha256=record["parquet_sha256"],
+        label=label,
+        what="dataset download",
+        not_cached=f"dataset is not cached: {label}; run datasets fetch without --offline",
+        offline=offline,
+        cache_dir=cache_dir,
+        limits=_hub_limits(),
+    )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(target, data)
 
 
 #: ``--registry bundled``: the small release built by this project and shipped in the package.
@@ -359,6 +414,8 @@ def fetch(
         # Re-verified on every reuse; a bad entry is reported, never silently replaced.
         if _file_sha256(target, MAX_DOWNLOAD_BYTES) != record["parquet_sha256"]:
             raise InputError(f"cached dataset hash mismatch: {target}; remove this file and fetch again")
+    elif chosen.base.startswith("hf://"):
+        _hub_download(chosen, record, target, label, offline, cache_dir)
     elif offline:
         raise InputError(f"dataset is not cached: {label}; run datasets fetch without --offline")
     else:

@@ -1,17 +1,31 @@
 """Hugging Face Hub support: release directories as Hub datasets, and the Hub as a data origin.
 
-* :func:`refresh_card` / ``modebench build`` write a release's ``README.md`` dataset card;
+* :func:`refresh_card` and ``modebench build`` write a release's ``README.md`` dataset card;
 * :func:`export_release` (``modebench datasets export``) turns any registry's splits into such a
   directory;
 * ``hf://datasets/OWNER/NAME@COMMIT`` registries fetch files with ``huggingface_hub`` at a pinned
   commit and verify them against the registry before use (:mod:`modebench.hub.origin`).
 
-Nothing here imports ``huggingface_hub`` or ``datasets`` at import time: a core install can read
-and write cards, and only fetching from the Hub needs the ``data`` extra.
+Attributes are imported on first use, so importing the registry code (which parses Hub
+addresses) stays light, and only fetching from the Hub needs the ``data`` extra.
 """
 
 from __future__ import annotations
 
-from modebench.hub.release_dir import refresh_card
+import importlib
+from typing import Any
 
-__all__ = ["refresh_card"]
+__all__ = ["HubAddress", "export_release", "parse_address", "refresh_card"]
+
+_HOMES = {
+    "HubAddress": "modebench.hub.address",
+    "parse_address": "modebench.hub.address",
+    "export_release": "modebench.hub.export",
+    "refresh_card": "modebench.hub.release_dir",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        return getattr(importlib.import_module(_HOMES[name]), name)
+    raise AttributeError(f"module 'modebench.hub' has no attribute {name!r}")

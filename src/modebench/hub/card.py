@@ -133,8 +133,8 @@ def dataset_card(
 
 
 def _first_split(records: Sequence[Mapping[str, Any]], config: str) -> str:
-    splits = sorted(
-        (record["split"] for record in records if record["config_name"] == config),
+    splits: list[str] = sorted(
+        (str(record["split"]) for record in records if record["config_name"] == config),
         key=lambda name: _SPLIT_ORDER.get(name, 9),
     )
     return splits[0]
