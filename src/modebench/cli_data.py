@@ -126,3 +126,7 @@ def add_commands(subparsers: Any) -> None:
     inspect.add_argument("--show-reference", action="store_true")
     _roots(inspect)
     inspect.set_defaults(handler=_inspect)
+
+    from modebench.cli_hub import add_commands as add_hub_commands
+
+    add_hub_commands(actions)
