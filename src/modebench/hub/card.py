@@ -86,7 +86,7 @@ def dataset_card(
     licenses = {sheet.get("license") for sheet in datasheets.values()}
     license_id = licenses.pop() if len(licenses) == 1 else None
     configs = sorted({record["config_name"] for record in records})
-    example = "level2_mathir" if "level2_mathir" in configs else configs[0]
+    example = configs[0]
     lines = _yaml_header(records, license_id if isinstance(license_id, str) else None, title)
     lines += [
         "",
