@@ -31,7 +31,9 @@ REPO = "acme/modebench-toy"
 class HubServer:
     url: str = ""
     files: dict[str, bytes] = field(default_factory=dict)
-    modes: dict[str, str] = field(default_factory=dict)  # filename -> ok | stall_body | stall_headers
+    modes: dict[str, str] = field(
+        default_factory=dict
+    )  # filename -> ok | stall_body | stall_headers | understate (HEAD claims 10 bytes)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
     release: threading.Event = field(default_factory=threading.Event)
 
@@ -72,7 +74,8 @@ def _handler(hub: HubServer) -> type[http.server.BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "application/octet-stream")
             self.send_header("X-Repo-Commit", COMMIT)
             self.send_header("ETag", f'"{etag}"')
-            self.send_header("Content-Length", str(len(content)))
+            declared = 10 if mode == "understate" and not body else len(content)
+            self.send_header("Content-Length", str(declared))
             self.end_headers()
             if not body:
                 return

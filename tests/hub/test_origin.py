@@ -182,3 +182,17 @@ def test_the_byte_cap_applies_to_hub_downloads(
         dataset_cache.fetch(CONFIG, registry=str(registry))
     assert [method for method, _ in hub.requests] == ["HEAD"]  # the declared size already refused it
     assert not list((homes["hf-home"] / "hub").rglob("blobs/*"))
+
+
+def test_a_body_larger_than_declared_is_stopped_at_the_cap(
+    hub: HubServer, homes: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record, content, _ = serve_split(hub)
+    hub.modes[record["data_file"]] = "understate"
+    registry = local_registry(tmp_path, record, hub.address())
+    monkeypatch.setattr(dataset_cache, "MAX_DOWNLOAD_BYTES", len(content) - 1)
+    with pytest.raises(Exception, match="^dataset download exceeds byte limit$"):
+        dataset_cache.fetch(CONFIG, registry=str(registry))
+    assert [method for method, _ in hub.requests] == ["HEAD", "HEAD", "GET"]
+    assert not list((homes["hf-home"] / "hub").rglob("blobs/*"))
+    assert not list((homes["hf-home"] / "hub").rglob("*.parquet"))
