@@ -165,8 +165,9 @@ def load_split(
         from datasets import Dataset, NamedSplit
     except ImportError:
         raise InputError(DATA_EXTRA_MESSAGE) from None
-    table = _verified_table(root, config, split, frozen, registry)[1]
-    return Dataset(table, split=NamedSplit(split))
+    record, table, _ = _verified_table(root, config, split, frozen, registry)
+    # The verified SHA-256 names this content exactly; without it datasets would hash the table.
+    return Dataset(table, split=NamedSplit(split), fingerprint=record["parquet_sha256"])
 
 
 def _identity(record: dict[str, Any]) -> tuple[int, Domain]:
