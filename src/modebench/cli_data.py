@@ -13,7 +13,10 @@ from typing import Any
 __all__ = ["add_commands"]
 
 SPLITS = ("train", "dev", "eval")
-REGISTRY_HELP = "registry JSON (path or URL) instead of the packaged ModeBench 0.4.0 registry"
+REGISTRY_HELP = (
+    "registry JSON (path or URL), bundled, or hf://datasets/OWNER/NAME@COMMIT instead of the packaged "
+    "ModeBench 0.4.0 registry"
+)
 
 
 def _print(value: Any, indent: int | None = None) -> None:
