@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -196,3 +197,16 @@ def test_a_body_larger_than_declared_is_stopped_at_the_cap(
     assert [method for method, _ in hub.requests] == ["HEAD", "HEAD", "GET"]
     assert not list((homes["hf-home"] / "hub").rglob("blobs/*"))
     assert not list((homes["hf-home"] / "hub").rglob("*.parquet"))
+
+
+def test_without_huggingface_hub_a_hub_registry_asks_for_the_extra(
+    hub: HubServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    serve_split(hub)
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)
+    code, out, err = run(capsys, "datasets", "list", "--registry", hub.address())
+    assert code == 2 and out == "" and hub.requests == []
+    assert err.strip().splitlines()[-1] == (
+        "modebench: error: fetching from the Hugging Face Hub requires the 'data' extra: "
+        "pip install 'modebench[data]'"
+    )
