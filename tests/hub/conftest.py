@@ -2,7 +2,8 @@
 
 It answers what ``huggingface_hub.hf_hub_download`` asks for a pinned commit —
 ``HEAD``/``GET /datasets/{repo}/resolve/{revision}/{filename}`` with ``X-Repo-Commit``, ``ETag`` and
-``Content-Length`` — so the tests run the real client (``HF_ENDPOINT`` points here). Each test gets
+``Content-Length`` — plus the repository info and tree listing ``datasets.load_dataset`` reads, so
+the tests run the real clients (``HF_ENDPOINT`` points here). Each test gets
 its own ``HOME``, ``HF_HOME`` and ``XDG_CACHE_HOME`` under ``tmp_path``.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import json
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -50,9 +52,49 @@ def _handler(hub: HubServer) -> type[http.server.BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
             pass
 
+        def _json(self, document: Any, body: bool) -> None:
+            content = json.dumps(document).encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(content)))
+            self.end_headers()
+            if body:
+                self.wfile.write(content)
+
+        def _api(self, path: str, query: str, body: bool) -> bool:
+            """``/api/datasets/{repo}/revision/{commit}`` and ``/tree/{commit}/{dir}``: what
+            ``datasets.load_dataset`` asks before it downloads through ``resolve``."""
+            api = f"/api/datasets/{REPO}"
+            if path == f"{api}/revision/{COMMIT}":
+                siblings = [{"rfilename": name} for name in sorted(hub.files)]
+                self._json({"id": REPO, "sha": COMMIT, "private": False, "siblings": siblings}, body)
+                return True
+            if not path.startswith(f"{api}/tree/{COMMIT}"):
+                return False
+            folder = path[len(f"{api}/tree/{COMMIT}") :].strip("/")
+            recursive = urllib.parse.parse_qs(query).get("recursive", ["false"])[0] in ("true", "True", "1")
+            entries: dict[str, dict[str, Any]] = {}
+            for name in sorted(hub.files):
+                if folder and not name.startswith(folder + "/"):
+                    continue
+                parts = name[len(folder) + 1 :].split("/") if folder else name.split("/")
+                base = f"{folder}/" if folder else ""
+                for depth in range(1, len(parts) if recursive else min(len(parts), 2)):
+                    directory = base + "/".join(parts[:depth])
+                    entries[directory] = {"type": "directory", "oid": "0" * 40, "size": 0, "path": directory}
+                if recursive or len(parts) == 1:
+                    content = hub.files[name]
+                    oid = hashlib.sha1(content).hexdigest()
+                    entries[name] = {"type": "file", "oid": oid, "size": len(content), "path": name}
+            self._json(list(entries.values()), body)
+            return True
+
         def _answer(self, body: bool) -> None:
             hub.requests.append((self.command, self.path))
-            path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
+            split = urllib.parse.urlsplit(self.path)
+            path = urllib.parse.unquote(split.path)
+            if path.startswith("/api/") and self._api(path, split.query, body):
+                return
             revision, _, filename = (
                 path[len(prefix) :].partition("/") if path.startswith(prefix) else ("", "", "")
             )

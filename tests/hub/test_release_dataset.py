@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.hub.conftest import HubServer, files_under
+from tests.hub.conftest import COMMIT, REPO, HubServer, files_under
 
 from modebench import cli, data, dataset_cache
+from modebench.api import export_dataset
 from modebench.cards import cards
 from modebench.hub import refresh_card
 from modebench.hub.card import dataset_card
@@ -185,3 +186,43 @@ def test_export_writes_a_hub_dataset_that_loads_locally_and_from_the_hub(
     assert code == 2 and out == "" and err.strip().endswith(f"export destination already exists: {out_dir}")
     code, out, err = run(capsys, "datasets", "export", str(tmp_path / "x"), "--registry", hub.address("main"))
     assert code == 2 and "must be pinned to a commit" in err and not (tmp_path / "x").exists()
+
+
+LOAD_BY_NAME = """
+import json, sys
+import datasets
+datasets.disable_progress_bars()
+loaded = datasets.load_dataset(sys.argv[1], sys.argv[2], revision=sys.argv[3], cache_dir=sys.argv[4])
+print(json.dumps({split: dataset.to_list() for split, dataset in loaded.items()}))
+"""
+
+
+def test_an_export_pushed_to_the_hub_loads_by_repository_name(
+    hub: HubServer, homes: dict[str, Path], tmp_path: Path
+) -> None:
+    out_dir = tmp_path / "export"
+    export_dataset(out_dir, registry="bundled")
+    for path in files_under(out_dir):
+        hub.files[path.relative_to(out_dir).as_posix()] = path.read_bytes()
+    script = tmp_path / "load.py"
+    script.write_text(LOAD_BY_NAME)
+    # A fresh interpreter: huggingface_hub reads HF_ENDPOINT when it is first imported.
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(homes["home"]),
+        "HF_HOME": str(homes["hf-home"]),
+        "HF_ENDPOINT": hub.url,
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+    }
+    for config in ("level2_mathir", "level5_pantry_plan"):
+        done = subprocess.run(
+            [sys.executable, str(script), REPO, config, COMMIT, str(tmp_path / "hf-datasets")],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=180,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        loaded = json.loads(done.stdout.splitlines()[-1])
+        assert loaded == {"eval": data.load_split(BUNDLED / "data", config, "eval").to_list()}
+    assert any("/api/datasets/" in path for _, path in hub.requests)
