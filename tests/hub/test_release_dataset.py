@@ -18,7 +18,7 @@ from modebench.cards import cards
 from modebench.hub import refresh_card
 from modebench.hub.card import dataset_card
 from modebench.registries import packaged
-from modebench.release import build_release
+from modebench.suite.build import build_release
 from modebench.validation import InputError
 
 datasets = pytest.importorskip("datasets", reason="the 'data' extra (datasets) is not installed")

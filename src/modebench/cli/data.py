@@ -1,4 +1,4 @@
-"""The data commands of the CLI: ``prepare`` and ``datasets {card,list,fetch,inspect}``.
+"""The data commands of the CLI: ``prepare`` and ``datasets {card,list,fetch,inspect,export}``.
 
 Each handler converts its arguments and calls one public function; errors are raised as
 ``InputError``/``ValueError``/``OSError`` and ``modebench.cli.main`` turns them into exit 2.
@@ -7,8 +7,9 @@ Each handler converts its arguments and calls one public function; errors are ra
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
+
+from modebench.cli._common import print_json
 
 __all__ = ["add_commands"]
 
@@ -19,14 +20,10 @@ REGISTRY_HELP = (
 )
 
 
-def _print(value: Any, indent: int | None = None) -> None:
-    print(json.dumps(value, indent=indent), flush=True)
-
-
 def _prepare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from modebench.data import export_requests
 
-    _print(
+    print_json(
         export_requests(
             args.output,
             args.config,
@@ -50,7 +47,7 @@ def _list(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _card(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from modebench.cards import card
 
-    _print(card(args.config, registry=args.registry), indent=2)
+    print_json(card(args.config, registry=args.registry), indent=2)
     return 0
 
 
@@ -60,7 +57,7 @@ def _fetch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     root = fetch(
         args.config, args.split, cache_dir=args.cache_dir, offline=args.offline, registry=args.registry
     )
-    _print({"data_root": str(root), "config": args.config, "split": args.split, "verified": True})
+    print_json({"data_root": str(root), "config": args.config, "split": args.split, "verified": True})
     return 0
 
 
@@ -77,7 +74,16 @@ def _inspect(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         offline=args.offline,
         registry=args.registry,
     )
-    _print(payload, indent=2)
+    print_json(payload, indent=2)
+    return 0
+
+
+def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from modebench.api import export_dataset
+
+    print_json(
+        export_dataset(args.directory, registry=args.registry, cache_dir=args.cache_dir, offline=args.offline)
+    )
     return 0
 
 
@@ -130,6 +136,12 @@ def add_commands(subparsers: Any) -> None:
     _roots(inspect)
     inspect.set_defaults(handler=_inspect)
 
-    from modebench.cli_hub import add_commands as add_hub_commands
-
-    add_hub_commands(actions)
+    export = actions.add_parser(
+        "export",
+        help="write a registry's verified splits as a Hugging Face dataset directory (README.md card)",
+    )
+    export.add_argument("directory", help="new directory to create (never overwritten)")
+    export.add_argument("--registry", help=REGISTRY_HELP)
+    export.add_argument("--cache-dir", help="cache base instead of $XDG_CACHE_HOME/modebench")
+    export.add_argument("--offline", action="store_true", help="never download")
+    export.set_defaults(handler=_export)
