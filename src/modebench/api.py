@@ -35,6 +35,7 @@ __all__ = [
     "Task",
     "VerifierExecutionError",
     "evaluate_file",
+    "export_dataset",
     "grade",
     "iter_results",
     "load_tasks",
@@ -58,6 +59,23 @@ def load_tasks(
     yield from data.iter_tasks(
         config, split, data_root=data_root, cache_dir=cache_dir, offline=offline, registry=registry
     )
+
+
+def export_dataset(
+    directory: PathLike,
+    *,
+    registry: str | None = None,
+    cache_dir: PathLike | None = None,
+    offline: bool = False,
+) -> dict[str, Any]:
+    """Write a registry's verified splits as a Hugging Face dataset directory (``docs/datasets-hub.md``).
+
+    ``registry`` is a path, URL, ``bundled`` or ``hf://datasets/OWNER/NAME@COMMIT``; ``None`` is the
+    packaged ModeBench 0.4.0 registry. Returns a summary (output, registry_sha256, configs, splits, rows).
+    """
+    from modebench.hub.export import export_release
+
+    return export_release(directory, registry=registry, cache_dir=cache_dir, offline=offline)
 
 
 def make_prompt(task: Task, condition: str = "registered_hints_v1") -> list[ChatMessage]:
