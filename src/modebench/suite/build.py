@@ -73,7 +73,15 @@ def generate_rows(config: str, seed: int, counts: dict[str, int]) -> dict[str, l
         while len(rows) < counts.get(split, 0):
             attempts += 1
             if attempts > MAX_ATTEMPTS_PER_ROW * max(1, counts[split]):
-                raise InputError(f"{config}: could not draw {counts[split]} distinct {split} rows")
+                # The generator's instance space is finite: say how far it got, so the user can
+                # ask for what fits (splits are disjoint, so the capacity is shared by all three).
+                asked = sum(counts.get(name, 0) for name in SPLITS)
+                raise InputError(
+                    f"{config}: could not draw {counts[split]} distinct {split} rows: the generator "
+                    f"gave only {len(seen)} distinct problems for this cell ({len(rows)} of them for "
+                    f"{split}) in {attempts} draws, so about {len(seen)} rows fit across all splits, "
+                    f"and {asked} were asked for"
+                )
             row = generate(level, rng)
             if row["problem"] in seen:
                 continue
