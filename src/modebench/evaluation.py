@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from modebench import metrics
-from modebench.contracts import NOT_DIFFICULTY_MATCHED, normalize_domain, normalize_level
+from modebench import domains, metrics
+from modebench.contracts import NOT_DIFFICULTY_MATCHED, normalize_level
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
-from modebench.identity import digest_json, software_identity
+from modebench.identity import digest_json, software_identity, with_plugins
 from modebench.prompts import make_messages, messages_sha256, profile_metadata
 from modebench.run_metadata import validate_run
 from modebench.validation import InputError, json_value
@@ -164,7 +164,7 @@ class Preflight:
             for name in ("level", "domain", "answer"):
                 if name not in record:
                     raise InputError(f"missing field: {name}")
-            level, domain = normalize_level(record["level"]), normalize_domain(record["domain"])
+            level, domain = normalize_level(record["level"]), domains.canonical(record["domain"])
             if "dataset_sha256" in record:
                 raise InputError("dataset_sha256 requires frozen evaluation with config")
             row = {"answer": record["answer"]}
@@ -391,7 +391,7 @@ def assemble_v3(
         "schema": V3_SCHEMA,
         "created_at": now_iso(),
         "records_sha256": digest_json(list(records)),
-        **receipt_header(software_identity(), preflight),
+        **receipt_header(with_plugins(software_identity(), (item["domain"] for item in bound)), preflight),
         "evaluation": evaluation_block("completed" if healthy else "failed", counts, threshold),
         "cells": cells,
     }

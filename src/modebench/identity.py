@@ -6,12 +6,14 @@ import hashlib
 import json
 import platform
 import subprocess
+from collections.abc import Iterable
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import modebench
+from modebench import domains
 from modebench.contracts import BENCHMARK_CONTRACT, DIAGNOSTIC_CONTRACT
 from modebench.diagnostics import RESOURCE_POLICY
 
@@ -94,4 +96,14 @@ def software_identity(*, include_git: bool = True) -> dict[str, Any]:
     return identity
 
 
-__all__ = ["canonical", "digest_json", "file_sha256", "sha256_text", "software_identity"]
+def with_plugins(software: dict[str, Any], used: Iterable[str]) -> dict[str, Any]:
+    """``software`` plus ``plugins`` (the origin of each third-party domain in ``used``).
+
+    A run over the built-in domains only gets ``software`` back unchanged, so its receipt is
+    byte-for-byte what it was before plug-ins existed (``docs/evaluation.md``).
+    """
+    found = domains.origins(used)
+    return {**software, "plugins": found} if found else software
+
+
+__all__ = ["canonical", "digest_json", "file_sha256", "sha256_text", "software_identity", "with_plugins"]

@@ -24,7 +24,7 @@ from typing import Any
 
 from modebench import __version__
 from modebench.contracts import DOMAINS, LEVELS, NOT_ADMITTED_LEVELS, NOT_DIFFICULTY_MATCHED
-from modebench.domains import plugin
+from modebench.domains import is_certified, plugin
 from modebench.identity import digest_json, file_sha256
 from modebench.validation import InputError
 
@@ -40,8 +40,14 @@ def all_configs() -> list[str]:
 
 
 def parse_config(config: str) -> tuple[int, str]:
+    # A release is certified under modebench-verifiers-v1, so it is built from the certified
+    # built-in domains only; third-party domains are graded but never frozen into a release.
     prefix, _, domain = config.partition("_")
-    if not prefix.startswith("level") or prefix[5:] not in ("1", "2", "3", "4", "5") or domain not in DOMAINS:
+    if (
+        not prefix.startswith("level")
+        or prefix[5:] not in ("1", "2", "3", "4", "5")
+        or not is_certified(domain)
+    ):
         raise InputError(f"unknown configuration: {config}; expected level<1-5>_<domain>")
     return int(prefix[5:]), domain
 

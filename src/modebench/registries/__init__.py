@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from modebench.contracts import DOMAINS, normalize_domain
+from modebench import domains
 from modebench.validation import InputError, loads
 
 __all__ = [
@@ -112,9 +112,8 @@ def _check_record(record: Any) -> tuple[str, str]:
     if isinstance(level, bool) or level not in (1, 2, 3, 4, 5):
         raise InputError(f"registry record {label}: level must be 1, 2, 3, 4, or 5")
     domain = record.get("domain")
-    if domain not in DOMAINS:
-        raise InputError(f"registry record {label}: unsupported ModeBench domain: {domain}")
-    normalize_domain(domain)
+    if not domains.is_registered(domain):  # exact names only: the alias is not a registry name
+        raise InputError(f"registry record {label}: {domains.unsupported(domain)}")
     rows = record.get("rows")
     if isinstance(rows, bool) or not isinstance(rows, int) or rows <= 0:
         raise InputError(f"registry record {label}: dataset rows must be a positive integer")
