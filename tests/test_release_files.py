@@ -52,6 +52,20 @@ def test_shared_code_never_branches_on_a_domain_name() -> None:
     assert offenders == []
 
 
+def test_shared_code_looks_domains_up_in_the_one_registry() -> None:
+    # Membership in the closed built-in tuple would shut third-party plug-ins out: shared code asks
+    # modebench.domains (is_registered / is_certified) instead.
+    package = ROOT / "src" / "modebench"
+    pattern = re.compile(r"\bin\s+DOMAINS\b")
+    offenders = [
+        path.name
+        for path in package.rglob("*.py")
+        if path.relative_to(package).parts[0] not in ("domains", "contracts.py")
+        and pattern.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+
+
 def test_model_text_is_never_evaluated_in_the_parent() -> None:
     # Only the domain plug-ins (run inside the worker) may compile candidate text.
     package = ROOT / "src" / "modebench"

@@ -1,6 +1,8 @@
 """The one domain registry: the five built-in plug-ins and any installed third-party ones.
 
 Shared code reaches a domain only through these functions; it never tests a domain's name.
+The plug-in interface (:class:`DomainPlugin` and the grading signals) is re-exported here for
+third-party domains, which should import it from ``modebench.domains``.
 The built-ins (``contracts.DOMAINS``) are the certified set behind ``modebench-verifiers-v1``;
 third-party domains arrive through the ``modebench.domains`` entry-point group under
 namespaced names (``package/name``, see ``_registry``), and a run that uses one records the
@@ -14,7 +16,15 @@ from collections.abc import Iterable
 from functools import cache
 
 from modebench.contracts import DOMAINS, Domain, normalize_domain
-from modebench.domains._protocol import DomainPlugin
+from modebench.domains._protocol import (
+    CardText,
+    Correct,
+    DomainPlugin,
+    Incorrect,
+    InvalidReference,
+    Malformed,
+    PromptTemplate,
+)
 from modebench.domains._registry import discover
 
 
@@ -109,6 +119,15 @@ def unsupported(domain: object) -> str:
 
 
 __all__ = [
+    # The plug-in interface, public for third-party domains (docs/writing-a-domain.md).
+    "CardText",
+    "Correct",
+    "DomainPlugin",
+    "Incorrect",
+    "InvalidReference",
+    "Malformed",
+    "PromptTemplate",
+    # The registry.
     "all_plugins",
     "canonical",
     "deadline_seconds",
