@@ -117,15 +117,14 @@ def _deadline_for(operation: Any, domain: Any) -> float:
     """The plug-in's budget for grading, chosen by the raw domain string as in the reference.
 
     An unknown or aliased domain gets the general budget; reference checks always do. This runs
-    before any deadline is armed, so a third-party plug-in is imported (and warmed up) here,
-    under the worker's rlimits but never inside a grading window.
+    before any deadline is armed, so a third-party plug-in is imported (and warmed up) here, for
+    whichever operation names it first: under the worker's rlimits, never inside a grading window.
     """
-    if operation in ("grade", "groups"):
-        seconds = domains.deadline_seconds(domain)
-        if seconds is not None:
-            _warm(domain)
-            return seconds
-    return DOMAIN_DEADLINE_SECONDS
+    seconds = domains.deadline_seconds(domain)
+    if seconds is None:
+        return DOMAIN_DEADLINE_SECONDS
+    _warm(domain)
+    return seconds if operation in ("grade", "groups") else DOMAIN_DEADLINE_SECONDS
 
 
 _WARM: set[str] = set()
