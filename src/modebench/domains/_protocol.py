@@ -67,7 +67,7 @@ class PromptTemplate:
 
 @dataclass(frozen=True)
 class CardText:
-    """How dataset cards describe a domain (``datasets.md`` §8)."""
+    """How dataset cards describe a domain (``docs/datasets.md``, "Dataset cards")."""
 
     name: str  # display name, e.g. in "Level 4 MathIR is not difficulty-matched"
     task: str
