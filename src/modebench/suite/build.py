@@ -56,7 +56,7 @@ def parse_config(config: str) -> tuple[int, str]:
 def generate_rows(config: str, seed: int, counts: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
     """Rows per split for one configuration; instances are disjoint across splits."""
     level, domain = parse_config(config)
-    generate = plugin(domain).generate  # type: ignore[arg-type]
+    generate = plugin(domain).generate
     if generate is None:
         raise InputError(f"{domain} has no task generator")
     rng = random.Random(f"{seed}:{config}")
