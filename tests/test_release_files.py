@@ -66,6 +66,18 @@ def test_shared_code_looks_domains_up_in_the_one_registry() -> None:
     assert offenders == []
 
 
+def test_source_cites_only_documents_in_this_repository() -> None:
+    # A reader of the repository has docs/, not the specification it was written from.
+    package = ROOT / "src" / "modebench"
+    cited = re.compile(r"[\w./-]*\.md\b")
+    bad = []
+    for path in package.rglob("*.py"):
+        for name in cited.findall(path.read_text(encoding="utf-8")):
+            if not (name.startswith("docs/") and (ROOT / name).is_file()):
+                bad.append(f"{path.relative_to(package)}: {name}")
+    assert bad == []
+
+
 def test_model_text_is_never_evaluated_in_the_parent() -> None:
     # Only the domain plug-ins (run inside the worker) may compile candidate text.
     package = ROOT / "src" / "modebench"

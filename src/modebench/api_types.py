@@ -1,4 +1,4 @@
-"""Public types of :mod:`modebench.api` (``spec/api.md`` §1)."""
+"""Public types of :mod:`modebench.api` (the names and fields of the 0.4.0 API)."""
 
 from __future__ import annotations
 

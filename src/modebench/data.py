@@ -1,5 +1,5 @@
 """Frozen splits: lookup, verified Parquet loading, prompt IDs, request export, and the frozen
-checks of the evaluator (``datasets.md`` §2–§6, ``evaluation.md`` §4.1 step 7, §4.2, §10.3).
+checks of the evaluator (``docs/datasets.md``; the ``dataset`` block in ``docs/evaluation.md``).
 
 Parquet is read with pyarrow directly (the ``data`` extra). The file bytes are read once, hashed,
 and parsed from that same buffer, so the rows used are exactly the bytes that verified.
@@ -42,7 +42,7 @@ PathLike = str | os.PathLike[str]
 
 
 def _parquet() -> Any:
-    """The Parquet reader, or the spec's ``'data' extra`` error (checked before anything else)."""
+    """The Parquet reader, or the ``'data' extra`` install hint (checked before anything else)."""
     try:
         import pyarrow.parquet as parquet
     except ImportError:
@@ -65,7 +65,7 @@ def _strip(record: dict[str, Any]) -> str:
 def _locate(
     root: PathLike, config: str, split: str, frozen: bool, registry: RegistryLike
 ) -> tuple[dict[str, Any], Path, bytes]:
-    """Steps 1–9 of ``datasets.md`` §2.1; returns (record, file path, manifest bytes)."""
+    """Look a split record up and check it (and, frozen, against the packaged registry); returns (record, file path, manifest bytes)."""
     directory = Path(root).resolve()
     manifest = (directory / "manifest.json").read_bytes()  # a missing file is an OSError
     document = loads(manifest)
@@ -146,7 +146,7 @@ def _identity(record: dict[str, Any]) -> tuple[int, Domain]:
 def prepare_requests(
     root: PathLike, config: str, split: str = "eval", *, registry: RegistryLike = None
 ) -> Iterator[dict[str, Any]]:
-    """Request records (no references) of a frozen split, in row order (``datasets.md`` §6)."""
+    """Request records (no references) of a frozen split, in row order (``docs/datasets.md``, "Commands")."""
     loaded = _load(root, config, split, True, registry)
     level, domain = _identity(loaded.record)
     for index, row in enumerate(loaded.rows):
@@ -177,7 +177,7 @@ def resolve_data_root(
     offline: bool = False,
     registry: RegistryLike = None,
 ) -> PathLike:
-    """The CLI data root (``datasets.md`` §5): ``data_root``, else ``./data``, else the cache.
+    """The CLI data root (``docs/datasets.md``, "The verified cache"): ``data_root``, else ``./data``, else the cache.
 
     ``./data`` is the checkout of the packaged release, so it is not consulted for another registry.
     """
@@ -286,7 +286,7 @@ def inspect(
 
 
 class FrozenSplit:
-    """The evaluator's view of one verified frozen split (``evaluation.md`` §4.1 step 7)."""
+    """The evaluator's view of one verified frozen split (``docs/datasets.md``, frozen evaluation)."""
 
     def __init__(self, config: str, split: str, loaded: _Loaded, allow_partial: bool) -> None:
         self.config, self.split, self.allow_partial = config, split, allow_partial

@@ -1,4 +1,4 @@
-"""The verified download cache of frozen splits (``datasets.md`` §4) and registry loading.
+"""The verified download cache of frozen splits (``docs/datasets.md``, "The verified cache") and registry loading.
 
 Layout: ``<base>/<sha256 of registry bytes>/data/`` holds ``manifest.json`` (a copy of the
 registry bytes, never a server copy) and the Parquet files at ``<data root>/../<data_file>``.
@@ -53,7 +53,7 @@ RegistryLike = Registry | str | os.PathLike[str] | None
 
 # -- deadline-bounded transport -------------------------------------------------------------------
 # The reference checks its deadline only after a read returns, so a stalled socket can block for a
-# full socket timeout past it (evaluation.md §18, hazard 13). Here every connection gets the time
+# full socket timeout past it. Here every connection gets the time
 # *remaining* until one overall deadline, for the connect and for the response headers, and the
 # body loop below re-arms the socket timeout before each read.
 
@@ -238,7 +238,7 @@ def listing(
     as_json: bool = False,
     registry: RegistryLike = None,
 ) -> str:
-    """The text of ``datasets list`` (``datasets.md`` §9.1); no network for the packaged registry."""
+    """The text of ``datasets list`` (``docs/datasets.md``, "Commands"); no network for the packaged registry."""
     import json
 
     records = discover(config, split, registry=registry)

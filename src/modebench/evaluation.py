@@ -62,7 +62,7 @@ def record_label(location: str, record: Any) -> str:
 
 @dataclass
 class Options:
-    """Validated evaluation options (``evaluation.md`` §4.0)."""
+    """Validated evaluation options (``docs/evaluation.md``, "Input")."""
 
     min_defined_prompts: int = metrics.DEFAULT_MIN_DEFINED_PROMPTS
     run: dict[str, Any] | None = None

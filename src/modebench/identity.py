@@ -77,7 +77,7 @@ def _git() -> tuple[str | None, bool | None]:
 
 
 def software_identity(*, include_git: bool = True) -> dict[str, Any]:
-    """The ``software`` object of receipts (``evaluation.md`` §9.3)."""
+    """The ``software`` object of receipts (``docs/evaluation.md``, "The receipt")."""
     files = dict(_source_files())
     identity: dict[str, Any] = {
         "modebench_version": modebench.__version__,

@@ -1,4 +1,4 @@
-"""Reading receipts (v3 and v4) with every check of ``evaluation.md`` §16, and the report text."""
+"""Reading receipts (v3 and v4) with every check a reader makes (``docs/evaluation.md``), and the report text."""
 
 from __future__ import annotations
 
