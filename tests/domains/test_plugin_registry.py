@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from modebench import domains
+from modebench import api, domains
 from modebench.contracts import DOMAINS, normalize_domain
 from modebench.domains._registry import discover
 from modebench.evaluation import evaluate
+from modebench.reporting import summarize
 from modebench.streaming import evaluate_file
 from modebench.validation import InputError
 from tests.domains.conftest import EXAMPLE, SITE, forget_plugins
@@ -178,6 +179,18 @@ def test_receipt_and_journal_record_the_plugin(
     assert cell["distinct_at_k"] == 2
     # The in-memory evaluator records the same origin.
     assert evaluate(lines[:1], min_defined_prompts=1)["software"]["plugins"] == {QUEENS: origin}
+    # The receipt stays readable where the plug-in is not installed: it records the domain itself.
+    monkeypatch.undo()
+    forget_plugins()
+    assert not domains.is_registered(QUEENS)
+    report = api.read_report(tmp_path / "out.json")
+    assert [cell.domain for cell in report.cells] == ["countdown", QUEENS]
+    assert [result["id"] for result in api.iter_results(tmp_path / "out.json")] == ["q", "c"]
+    assert "modebench_queens/queens" in summarize(json.loads((tmp_path / "out.json").read_text()))
+    receipt["software"]["plugins"] = {}
+    (tmp_path / "forged.json").write_text(json.dumps(receipt))
+    with pytest.raises(InputError, match="unsupported ModeBench domain: modebench_queens/queens"):
+        api.read_report(tmp_path / "forged.json")
 
 
 def test_builtin_only_receipts_carry_no_plugin_block(
