@@ -144,6 +144,29 @@ def test_cli_and_api_evaluate_with_the_installed_plugin(fresh_env: Path, tmp_pat
     assert all(json.loads(line)["plugin"] == cli["software"]["plugins"][QUEENS] for line in journal)
 
 
+def test_an_unknown_domain_error_lists_the_installed_plugin(fresh_env: Path, tmp_path: Path) -> None:
+    source = tmp_path / "typo.jsonl"
+    source.write_text(_records().replace(QUEENS, "modebench_queens/queen", 1))
+    done = subprocess.run(
+        [
+            str(fresh_env / "bin" / "modebench"),
+            "evaluate",
+            str(source),
+            "--output",
+            str(tmp_path / "out.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert (
+        "line 1, prompt 'corner': unsupported ModeBench domain: modebench_queens/queen (valid domains: "
+        "graph_coloring, countdown, python_factors, mathir, pantry_plan, modebench_queens/queens)"
+    ) in done.stderr
+    assert not (tmp_path / "out.json").exists() and not (tmp_path / "out.json.work").exists()
+
+
 def test_the_test_only_metadata_matches_the_example() -> None:
     # tests/domains/plugin_site stands in for this install in the in-process contract tests.
     site = ROOT / "tests" / "domains" / "plugin_site" / f"modebench_queens-{_version()}.dist-info"
