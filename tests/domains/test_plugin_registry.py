@@ -73,7 +73,7 @@ def test_builtin_lookups_never_read_entry_points(monkeypatch: pytest.MonkeyPatch
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("entry points read for a built-in domain")
 
-    monkeypatch.setattr("modebench.domains._registry.metadata.entry_points", refuse)
+    monkeypatch.setattr("importlib.metadata.entry_points", refuse)
     for name in (*DOMAINS, "pantry"):
         assert domains.plugin(name).name == normalize_domain(name)
         assert domains.origin(normalize_domain(name)) is None
@@ -135,7 +135,7 @@ def test_a_name_claimed_twice_is_refused_for_both(tmp_path: Path, monkeypatch: p
 
 
 def test_without_plugins_the_unknown_domain_message_is_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("modebench.domains._registry.metadata.entry_points", lambda group: [])
+    monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [])
     forget_plugins()
     try:
         assert domains.unsupported("chess") == "unsupported ModeBench domain: chess"

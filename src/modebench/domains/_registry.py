@@ -21,22 +21,22 @@ from loading.
 from __future__ import annotations
 
 import importlib
-import logging
 import math
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import metadata
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from modebench.diagnostics import DOMAIN_DEADLINE_SECONDS
 from modebench.domains._protocol import CardText, DomainPlugin
 
+if TYPE_CHECKING:
+    # Discovery imports these itself: at module level they would lengthen every worker's start-up.
+    from importlib import metadata
+
 ENTRY_POINT_GROUP = "modebench.domains"
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*/[a-z][a-z0-9_]*")
-_LOG = logging.getLogger("modebench.domains")
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,8 @@ class _Rejected(Exception):
 
 
 def _package_source_sha256(package: str) -> str:
+    from pathlib import Path
+
     from modebench.identity import digest_json, file_sha256
 
     module = importlib.import_module(package)
@@ -145,6 +147,8 @@ def _label(entry: metadata.EntryPoint) -> str:
 @cache
 def discover() -> Discovery:
     """Load every ``modebench.domains`` entry point once; never raises for a broken plug-in."""
+    from importlib import metadata
+
     plugins: dict[str, tuple[DomainPlugin, PluginOrigin]] = {}
     owners: dict[str, str] = {}
     broken: dict[str, str] = {}
@@ -170,8 +174,12 @@ def discover() -> Discovery:
             continue
         plugins[found.name] = (found, origin)
         owners[found.name] = label
+    import logging  # only discovery logs, and only about broken plug-ins
+
     for label, reason in broken.items():
-        _LOG.warning("modebench domain plug-in %s is not usable: %s", label, reason)
+        logging.getLogger("modebench.domains").warning(
+            "modebench domain plug-in %s is not usable: %s", label, reason
+        )
     return Discovery(plugins, broken)
 
 
