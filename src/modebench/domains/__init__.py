@@ -1,12 +1,13 @@
 """The one domain registry: the five built-in plug-ins and any installed third-party ones.
 
 Shared code reaches a domain only through these functions; it never tests a domain's name.
-The plug-in interface (:class:`DomainPlugin` and the grading signals) is re-exported here for
-third-party domains, which should import it from ``modebench.domains``.
 The built-ins (``contracts.DOMAINS``) are the certified set behind ``modebench-verifiers-v1``;
 third-party domains arrive through the ``modebench.domains`` entry-point group under
 namespaced names (``package/name``, see ``_registry``), and a run that uses one records the
 plug-in's origin in its receipt and journal (:func:`origin`).
+
+The plug-in interface (:class:`DomainPlugin` and the grading signals) is re-exported here:
+third-party domains import it from ``modebench.domains`` (``docs/writing-a-domain.md``).
 """
 
 from __future__ import annotations
