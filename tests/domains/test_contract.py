@@ -1,7 +1,7 @@
 """One contract every domain plug-in must honour (generated rows, witnesses, hostile input).
 
 It runs for the five built-ins and for the example third-party plug-in in
-``examples/domain-plugin`` alike (see ``conftest.py``).
+``examples/domain-plugin`` alike (see ````plugin_example.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from modebench.contracts import DOMAINS
 from modebench.domains import DomainPlugin, is_certified, plugin
 from modebench.domains._pipeline import grade_in_process
 from modebench.prompts import make_messages
-from tests.domains.conftest import EXAMPLE_DOMAIN
+from tests.domains.plugin_example import EXAMPLE_DOMAIN
 
 LEVELS = (1, 2, 3, 4, 5)
 ALL_DOMAINS = (*DOMAINS, EXAMPLE_DOMAIN)

@@ -17,7 +17,7 @@ from modebench.evaluation import evaluate
 from modebench.reporting import summarize
 from modebench.streaming import evaluate_file
 from modebench.validation import InputError
-from tests.domains.conftest import EXAMPLE, SITE, forget_plugins
+from tests.domains.plugin_example import EXAMPLE, SITE, forget_plugins
 
 QUEENS = "modebench_queens/queens"
 ANSWER = {"verifier": "queens", "n": 5, "fixed": [[1, 1]]}
