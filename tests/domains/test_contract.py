@@ -1,7 +1,7 @@
 """One contract every domain plug-in must honour (generated rows, witnesses, hostile input).
 
 It runs for the five built-ins and for the example third-party plug-in in
-``examples/domain-plugin`` alike (see ````plugin_example.py``).
+``examples/domain-plugin`` alike (see ``plugin_example.py``).
 """
 
 from __future__ import annotations
