@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -240,3 +242,40 @@ def test_resume_refuses_a_changed_plugin(tmp_path: Path, monkeypatch: pytest.Mon
     finally:
         monkeypatch.undo()
         forget_plugins()
+
+
+def test_workers_hold_a_plugin_to_its_deadline_and_the_memory_cap(tmp_path: Path) -> None:
+    from modebench.worker_process import BoundedWorker
+
+    site = tmp_path / "site"
+    site.mkdir()
+    hostile = """
+        import dataclasses
+        from modebench_queens import PLUGIN as Q
+
+        def grade(level, reference, text):
+            if text == "spin":
+                while True:
+                    pass
+            if text == "hog":
+                return bytearray(2 * 1024 ** 3)
+            return Q.grade(level, reference, text)
+
+        PLUGIN = dataclasses.replace(Q, name="hostile_mod/hostile", deadline_seconds=0.25, grade=grade)
+    """
+    _distribution(site, "hostile", "hostile = hostile_mod:PLUGIN\n", {"hostile_mod": hostile})
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(SITE), str(EXAMPLE / "src")]))
+    with BoundedWorker(timeout_seconds=5.0, env=env) as worker:
+
+        def grade(text: str) -> dict[str, Any]:
+            request = {"operation": "grade", "level": 1, "domain": "hostile_mod/hostile", "answer": ANSWER}
+            return worker.request({**request, "text": text})
+
+        assert grade(RESPONSES[0])["status"] == "correct"
+        started = time.monotonic()
+        spun = grade("spin")
+        assert (spun["status"], spun["detail"]) == ("timeout", "worker execution deadline exceeded")
+        assert time.monotonic() - started < 5.0  # the plug-in's 0.25 s, not the parent's 5 s
+        hog = grade("hog")
+        assert (hog["status"], hog["detail"]) == ("resource_limit", "worker memory limit exceeded")
+        assert grade(RESPONSES[1])["canonical_key"] == "1,4,2,5,3"  # a fresh worker carries on
