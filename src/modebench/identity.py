@@ -42,14 +42,19 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def source_files(root: Path) -> dict[str, str]:
+    """``{relative posix path: sha256}`` of every ``*.py`` and ``*.json`` file below ``root``."""
+    return {
+        path.relative_to(root).as_posix(): file_sha256(path)
+        for path in sorted(root.rglob("*"))
+        if path.suffix in (".py", ".json") and path.is_file() and "__pycache__" not in path.parts
+    }
+
+
 @cache
 def _source_files() -> tuple[tuple[str, str], ...]:
     # Hashed once per process: the package does not change under a running evaluator.
-    files = []
-    for path in sorted(PACKAGE_DIR.rglob("*")):
-        if path.suffix in (".py", ".json") and path.is_file() and "__pycache__" not in path.parts:
-            files.append((path.relative_to(PACKAGE_DIR).as_posix(), file_sha256(path)))
-    return tuple(files)
+    return tuple(source_files(PACKAGE_DIR).items())
 
 
 def _version(name: str) -> str | None:
@@ -106,4 +111,12 @@ def with_plugins(software: dict[str, Any], used: Iterable[str]) -> dict[str, Any
     return {**software, "plugins": found} if found else software
 
 
-__all__ = ["canonical", "digest_json", "file_sha256", "sha256_text", "software_identity", "with_plugins"]
+__all__ = [
+    "canonical",
+    "digest_json",
+    "file_sha256",
+    "sha256_text",
+    "software_identity",
+    "source_files",
+    "with_plugins",
+]

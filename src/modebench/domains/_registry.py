@@ -73,17 +73,12 @@ class _Rejected(Exception):
 def _package_source_sha256(package: str) -> str:
     from pathlib import Path
 
-    from modebench.identity import digest_json, file_sha256
+    from modebench.identity import digest_json, file_sha256, source_files
 
     module = importlib.import_module(package)
     paths = getattr(module, "__path__", None)
     if paths:
-        root = Path(next(iter(paths))).resolve()
-        files = {
-            path.relative_to(root).as_posix(): file_sha256(path)
-            for path in sorted(root.rglob("*"))
-            if path.suffix in (".py", ".json") and path.is_file() and "__pycache__" not in path.parts
-        }
+        files = source_files(Path(next(iter(paths))).resolve())
     else:  # a single-module distribution
         source = Path(str(module.__file__)).resolve()
         files = {source.name: file_sha256(source)}
