@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import subprocess
 from collections.abc import Iterable
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import modebench
 from modebench import domains
@@ -34,27 +35,39 @@ def digest_json(value: Any) -> str:
     return sha256_text(canonical(value))
 
 
-def file_sha256(path: str | Path) -> str:
+def bounded_file_sha256(path: str | os.PathLike[str], limit: int | None) -> str | None:
+    """SHA-256 of a file, or ``None`` once it proves longer than ``limit`` bytes (no limit: ``None``)."""
     digest = hashlib.sha256()
+    total = 0
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
+            total += len(block)
+            if limit is not None and total > limit:
+                return None
             digest.update(block)
     return digest.hexdigest()
 
 
-def source_files(root: Path) -> dict[str, str]:
-    """``{relative posix path: sha256}`` of every ``*.py`` and ``*.json`` file below ``root``."""
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    return cast(str, bounded_file_sha256(path, None))  # without a limit there is always a digest
+
+
+def source_files(root: Path, skip: frozenset[str] = frozenset()) -> dict[str, str]:
+    """``{relative posix path: sha256}`` of every ``*.py`` and ``*.json`` file below ``root``,
+    leaving out ``__pycache__`` and any directory named in ``skip``."""
+    ignored = {"__pycache__"} | skip
     return {
         path.relative_to(root).as_posix(): file_sha256(path)
         for path in sorted(root.rglob("*"))
-        if path.suffix in (".py", ".json") and path.is_file() and "__pycache__" not in path.parts
+        if path.suffix in (".py", ".json") and path.is_file() and not ignored & set(path.parts)
     }
 
 
 @cache
 def _source_files() -> tuple[tuple[str, str], ...]:
     # Hashed once per process: the package does not change under a running evaluator.
-    return tuple(source_files(PACKAGE_DIR).items())
+    # The bundled release is data (installed as _bundled_release), not software.
+    return tuple(source_files(PACKAGE_DIR, frozenset({"_bundled_release"})).items())
 
 
 def _version(name: str) -> str | None:

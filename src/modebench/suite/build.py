@@ -17,17 +17,22 @@ from __future__ import annotations
 import json
 import os
 import random
-import secrets
-import shutil
 from pathlib import Path
 from typing import Any
 
 from modebench import __version__
-from modebench.contracts import DOMAINS, LEVELS, NOT_ADMITTED_LEVELS, NOT_DIFFICULTY_MATCHED
+from modebench.contracts import (
+    DOMAINS,
+    LEVELS,
+    NOT_ADMITTED_LEVELS,
+    NOT_DIFFICULTY_MATCHED,
+    normalize_level,
+)
 from modebench.domains import is_certified, plugin
 from modebench.identity import digest_json, file_sha256
+from modebench.publish import atomic_directory
 from modebench.suite.cards import datasheet
-from modebench.validation import InputError
+from modebench.validation import InputError, OptionError, is_integer
 
 REGISTRY_SCHEMA = "modebench-portable-data-v1"
 MANIFEST_SCHEMA = "modebench-release-manifest-v1"
@@ -44,13 +49,13 @@ def parse_config(config: str) -> tuple[int, str]:
     # A release is certified under modebench-verifiers-v1, so it is built from the certified
     # built-in domains only; third-party domains are graded but never frozen into a release.
     prefix, _, domain = config.partition("_")
-    if (
-        not prefix.startswith("level")
-        or prefix[5:] not in ("1", "2", "3", "4", "5")
-        or not is_certified(domain)
-    ):
+    try:
+        level = normalize_level(prefix) if prefix.startswith("level") else None
+    except ValueError:
+        level = None
+    if level is None or not is_certified(domain):
         raise InputError(f"unknown configuration: {config}; expected level<1-5>_<domain>")
-    return int(prefix[5:]), domain
+    return level, domain
 
 
 def generate_rows(config: str, seed: int, counts: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
@@ -119,23 +124,14 @@ def build_release(
 ) -> dict[str, Any]:
     """Generate and publish a release directory; return a summary (registry hash, counts)."""
     counts = {"eval": 128, "dev": 0, "train": 0} | dict(rows or {})
-    if (
-        any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in counts.values())
-        or counts["eval"] <= 0
-    ):
-        raise InputError("--rows-eval must be positive and --rows-dev/--rows-train nonnegative")
+    if not all(is_integer(n) and n >= 0 for n in counts.values()) or counts["eval"] <= 0:
+        raise OptionError("release_rows", "rows must be positive for eval and nonnegative for dev and train")
     chosen = (
         all_configs() if configs == "all" else [name.strip() for name in configs.split(",") if name.strip()]
     )
     for name in chosen:
         parse_config(name)
-    target = Path(output)
-    if target.exists():
-        raise InputError(f"release destination already exists: {output}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.parent / f".modebench-release-{secrets.token_hex(6)}"
-    temp.mkdir()
-    try:
+    with atomic_directory(output, "release") as temp:
         records: list[dict[str, Any]] = []
         for config in chosen:
             level, domain = parse_config(config)
@@ -173,10 +169,6 @@ def build_release(
         (temp / "manifest.json").write_text(
             json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="ascii"
         )
-        os.rename(temp, target)
-    except BaseException:
-        shutil.rmtree(temp, ignore_errors=True)
-        raise
     return {
         "output": str(output),
         "registry": str(Path(output) / "registry.json"),
