@@ -1,4 +1,4 @@
-"""Per-side evaluation, the correctness test and the canonical mode key (spec §4.3–6).
+"""Per-side evaluation, the correctness test and the canonical mode key.
 
 A side is parsed by CPython's own parser (``ast``, eval mode, never executed) because the
 reference's grammar *is* Python's expression grammar: token rules such as leading zeros, the
@@ -83,7 +83,7 @@ def compose_key(name: str, left: str, right: str) -> str:
 
 
 def _key(node: ast.AST) -> str:
-    """§6.1: children of ``+``/``*`` sorted as strings; no flattening, no other rewriting."""
+    """The key: children of ``+``/``*`` sorted as strings; no flattening, no other rewriting."""
     kind = type(node)
     if kind is _BinOp:
         left = _key(node.left)  # type: ignore[attr-defined]

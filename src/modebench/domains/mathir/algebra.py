@@ -1,7 +1,7 @@
 """Symbolic side of MathIR: SymPy conversion, ``cancel`` normalisation, the key printer, target.
 
 The state is kept as SymPy expressions: converting a ``cancel`` result to the reference's
-normalised tree and rebuilding it gives back the identical SymPy object (spec §3.4 d), so only
+normalised tree and rebuilding it gives back the identical SymPy object, so only
 the *representability* check of the tree conversion is needed, and the printer doubles as that
 check. All caches here are keyed by immutable values (raw trees, SymPy expressions), so they are
 shared between every reference of a family (keys are symbolic; bindings never enter the state).
@@ -60,7 +60,7 @@ def _gather(expr: Expr, kind: type, out: list[str]) -> None:
 
 @lru_cache(maxsize=32768)
 def show(expr: Expr) -> str:
-    """The canonical printer of §4.1; raises Unsupported for anything outside the tree kinds."""
+    """The canonical printer (flattened, text-sorted ``add``/``mul``, ``inv``, ``rat``); raises Unsupported for anything outside the tree kinds."""
     if expr.is_Symbol:
         return str(expr.name)
     if expr.is_Integer:
@@ -171,7 +171,7 @@ def value(expr: Expr, bindings: dict[str, Fraction]) -> Fraction:
 
 
 def target(lhs: Expr, rhs: Expr, bindings: dict[str, Fraction]) -> Fraction:
-    """The true solution, by exactly the reference's SymPy procedure (§3.5), quirks included.
+    """The true solution, by exactly the reference's SymPy procedure, quirks included.
 
     Substituting a zero binding into a denominator yields ``zoo`` terms that SymPy still turns
     into a "solution"; that is the reference's behaviour and is kept on purpose (vector v87).

@@ -1,4 +1,4 @@
-"""Execution of a parsed program (spec §3.4) and the canonical key (§4.2); grade entry point.
+"""Execution of a parsed program and the canonical key; grade entry point.
 
 Every execution failure is ``incorrect``. A program's outcome depends only on the reference and
 the program value, so outcomes are memoised in ``ParsedRef.memo`` (bounded); the symbolic
@@ -25,7 +25,7 @@ class _Fail(Exception):
 
 
 def terminal_error(ref: ParsedRef, lhs: Expr, rhs: Expr) -> str | None:
-    """Checks (f)-(h) of §3.4 on a final state: why it is not an accepted end state, or None."""
+    """The end-state checks (isolated ``x``, no ``x`` on the answer side, the right value): why it is not an accepted end state, or None."""
     if lhs == X:
         answer = rhs
     elif rhs == X:
@@ -104,7 +104,7 @@ def grade(level: int, ref: ParsedRef, text: str) -> Correct:
 
 
 def support(ref: ParsedRef) -> dict[str, tuple[str, ...]]:
-    """Every admitted canonical key of a menu reference with one witness ID sequence (§6.4).
+    """Every admitted canonical key of a menu reference with one witness ID sequence.
 
     Depth-first over action IDs in menu order with a per-path visited set seeded with the
     initial state; failing transitions and repeated states are skipped; terminal states are

@@ -1,4 +1,4 @@
-"""Response surface and program grammars (spec §2.3, §3.2, §3.3).
+"""Response surface and program grammars.
 
 MathIR has its own surface rules: the last ``\\boxed{…}`` is used verbatim when ``\\boxed`` occurs
 anywhere (no fallback to the raw text), otherwise the stripped response, optionally unwrapped from

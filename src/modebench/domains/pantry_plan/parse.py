@@ -1,4 +1,4 @@
-"""Levels 2–5 response surface (spec §5.1/§5.2) and the allocation grammar (spec §6.1).
+"""Levels 2–5 response surface and the allocation grammar.
 
 Every failure here is ``malformed``: the text cannot be read as an allocation.
 """
