@@ -18,6 +18,8 @@ import ast
 import re
 import sys
 from fractions import Fraction
+from types import FrameType
+from typing import cast
 
 from modebench.domains.countdown.reference import CountdownRef
 
@@ -61,30 +63,31 @@ def _parse(side: str) -> ast.expr:
     """The side's expression tree, or the reference's SyntaxError/MemoryError/RecursionError."""
     try:
         # As ast.parse does, minus inherited __future__ flags (dont_inherit=True).
-        tree = compile(side, "<unknown>", "eval", _ONLY_AST, True)
+        tree = cast(ast.Expression, compile(side, "<unknown>", "eval", _ONLY_AST, True))
     except RecursionError:
         tree = _parse_with_headroom(side)
-    body: ast.expr = tree.body  # type: ignore[attr-defined]
+    body: ast.expr = tree.body
     # A tree needs at least one character per level, so only long sides can be too deep.
     if len(side) > PARSE_DEPTH_LIMIT and _depth(body) > PARSE_DEPTH_LIMIT:
         raise _too_deep()
     return body
 
 
-def _parse_with_headroom(side: str) -> ast.AST:
+def _parse_with_headroom(side: str) -> ast.Expression:
     """Parse again with enough recursion allowance that only the tree's own depth decides.
 
     CPython scales its tree-building limit by the caller's stack depth; our caller may stand
     deeper than the reference's. If this parse still fails, the tree is deeper than
     PARSE_DEPTH_LIMIT, so the reference fails too.
     """
-    frames, frame = 0, sys._getframe()
+    frames = 0
+    frame: FrameType | None = sys._getframe()
     while frame is not None:
         frames, frame = frames + 1, frame.f_back
     previous = sys.getrecursionlimit()
     sys.setrecursionlimit(max(previous, frames + _PARSE_HEADROOM))
     try:
-        return compile(side, "<unknown>", "eval", _ONLY_AST, True)  # type: ignore[no-any-return]
+        return cast(ast.Expression, compile(side, "<unknown>", "eval", _ONLY_AST, True))
     finally:
         sys.setrecursionlimit(previous)
 
@@ -115,7 +118,7 @@ def _arithmetic(op: type, left: Number, right: Number) -> Number:
     if type(left) is int and type(right) is int:
         quotient, remainder = divmod(left, right)
         return quotient if remainder == 0 else Fraction(left, right)
-    return left / right  # at least one Fraction: exact
+    return cast(Fraction, left / right)  # at least one Fraction: exact
 
 
 def _evaluate(root: ast.expr, literals: list[int]) -> Number:
