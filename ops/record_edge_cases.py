@@ -150,6 +150,11 @@ def first_change(make: Callable[[int], str], answer: Any, lo: int, hi: int) -> i
     return hi
 
 
+def chain(before: str, unit: str, after: str = "", closing: str = "") -> Callable[[int], str]:
+    """``before + unit * k + after + closing * k``: a family of expressions indexed by depth."""
+    return lambda k: before + unit * k + after + closing * k
+
+
 def depth_cases(reference: Reference, cells: dict[tuple[int, str], dict[str, Any]]) -> list[dict[str, Any]]:
     families: list[tuple[str, int, Any, Callable[[int], str], int, int]] = []
 
@@ -162,28 +167,26 @@ def depth_cases(reference: Reference, cells: dict[tuple[int, str], dict[str, Any
         answer, start = base(level)
         for name, step in flat.items():
             if name == "add" or level in (1, 3):
-                families.append(
-                    (f"flat-{name}", level, answer, lambda k, s=start, t=step: s + t * k, 800, 1200)
-                )
+                families.append((f"flat-{name}", level, answer, chain(start, step), 800, 1200))
     for level, (name, unit) in zip((2, 4), (("neg", "-"), ("negpos", "-+"))):
         answer, start = base(level)
-        families.append((f"unary-{name}", level, answer, lambda k, s=start, u=unit: u * k + s, 300, 1200))
+        families.append((f"unary-{name}", level, answer, chain("", unit, start), 300, 1200))
     answer, start = base(1)
     (answer3, start3), (answer4, start4), (answer5, _) = base(3), base(4), base(5)
     families += [
-        ("parens-add", 1, answer, lambda k, s=start: s + "+(0" * k + ")" * k, 100, 400),
-        ("parens-mul", 3, answer3, lambda k, s=start3: s + "*(1" * k + ")" * k, 100, 400),
-        ("pow-right", 4, answer4, lambda k, s=start4: s + "+2" + "**1" * k, 800, 1200),
-        ("parse-depth-pow", 5, answer5, lambda k: "1.5" + "**1" * k, 2500, 2987),
-        ("parse-depth-call", 5, answer5, lambda k: "1" + "(1)" * k, 2500, 3500),
-        ("parse-depth-unary", 5, answer5, lambda k: "1.5**" + "-" * k + "1", 2500, 3500),
-        ("parser-stack-pow", 5, answer5, lambda k: "1.5" + "**1" * k, 2966, 4000),
-        ("parser-stack-unary", 5, answer5, lambda k: "1.5**" + "-" * k + "1", 2965, 8000),
+        ("parens-add", 1, answer, chain(start, "+(0", "", ")"), 100, 400),
+        ("parens-mul", 3, answer3, chain(start3, "*(1", "", ")"), 100, 400),
+        ("pow-right", 4, answer4, chain(start4 + "+2", "**1"), 800, 1200),
+        ("parse-depth-pow", 5, answer5, chain("1.5", "**1"), 2500, 2987),
+        ("parse-depth-call", 5, answer5, chain("1", "(1)"), 2500, 3500),
+        ("parse-depth-unary", 5, answer5, chain("1.5**", "-", "1"), 2500, 3500),
+        ("parser-stack-pow", 5, answer5, chain("1.5", "**1"), 2966, 4000),
+        ("parser-stack-unary", 5, answer5, chain("1.5**", "-", "1"), 2965, 8000),
     ]
     for name, step in (("add", "+1"), ("mul", "*1")):
         answer = {"verifier": "countdown", "numbers": [1] * 992, "target": 1 if name == "mul" else 992}
-        families.append((f"correct-{name}", 1, answer, lambda k, t=step: "1" + t * k, 900, 991))
-    cases = []
+        families.append((f"correct-{name}", 1, answer, chain("1", step), 900, 991))
+    cases: list[dict[str, Any]] = []
     for name, level, answer, make, lo, hi in families:
         if name.startswith("correct"):
             edge = first_change(make, answer, lo, hi)
@@ -258,7 +261,7 @@ def _compress(text: str) -> dict[str, Any]:
 
 
 def cap_cases(reference: Reference, cells: dict[tuple[int, str], dict[str, Any]]) -> list[dict[str, Any]]:
-    cases = []
+    cases: list[dict[str, Any]] = []
     for index, ((level, domain), fixture) in enumerate(sorted(cells.items())):
         answer = fixture["row"]["answer"]
         tails = [case["response"] for case in fixture["cases"] if "\\boxed" in case["response"]]

@@ -43,7 +43,7 @@ EXTRA_DEPTH = 600
 
 def _row(ref: dict[str, Any]) -> dict[str, Any]:
     if "fixture" in ref:
-        found = FIXTURE_ROWS.get((ref["fixture"], ref["split"], ref["row_index"]))
+        found: dict[str, Any] | None = FIXTURE_ROWS.get((ref["fixture"], ref["split"], ref["row_index"]))
         if found is None:
             pytest.skip(SKIP_REASON)
         return found
