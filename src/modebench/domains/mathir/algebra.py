@@ -75,7 +75,7 @@ def show(expr: Expr) -> str:
         return ("add(" if expr.is_Add else "mul(") + ",".join(parts) + ")"
     if expr.is_Pow and expr.exp == -1:
         return "inv(" + show(expr.base) + ")"
-    raise Unsupported(f"unsupported term {expr}")
+    raise Unsupported(expr)
 
 
 def normalise(expr: Expr) -> tuple[Expr, str] | None:
@@ -87,18 +87,32 @@ def normalise(expr: Expr) -> tuple[Expr, str] | None:
         return None
 
 
+def _combine(side: Expr, op: str, arg: Expr) -> Expr:
+    if op == "add":
+        return side + arg
+    if op == "sub":
+        return side - arg
+    if op == "mul":
+        return side * arg
+    return side / arg
+
+
 @lru_cache(maxsize=32768)
 def apply(side: Expr, op: str, arg: Expr) -> tuple[Expr, str] | None:
     """One side after ``cancel(side op arg)``, with its printed form; None if unrepresentable."""
-    if op == "add":
-        combined = side + arg
-    elif op == "sub":
-        combined = side - arg
-    elif op == "mul":
-        combined = side * arg
-    else:
-        combined = side / arg
-    return normalise(combined)
+    return normalise(_combine(side, op, arg))
+
+
+def unrepresentable_term(side: Expr, op: str, arg: Expr) -> str:
+    """For a step ``apply`` rejects: the first term (in printing order) outside the tree kinds.
+
+    The reference names that term in its diagnostic; the printer meets terms in the same order.
+    """
+    try:
+        show(cancel(_combine(side, op, arg)))
+    except Unsupported as exc:
+        return repr(exc.args[0])
+    raise ValueError("the step is representable")
 
 
 # A fixed generic point (distinct odd fractions) for the numeric isolation probe.
@@ -165,7 +179,7 @@ def value(expr: Expr, bindings: dict[str, Fraction]) -> Fraction:
     if expr.is_Pow and expr.exp == -1:
         base = value(expr.base, bindings)
         if base == 0:
-            raise EvalError("reciprocal of zero")
+            raise EvalError("division by zero")
         return 1 / base
     raise EvalError(f"cannot evaluate {expr}")
 
@@ -200,6 +214,7 @@ def target(lhs: Expr, rhs: Expr, bindings: dict[str, Fraction]) -> Fraction:
 __all__ = [
     "NoTarget",
     "Unsupported",
+    "unrepresentable_term",
     "X",
     "apply",
     "probe_isolates",
