@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import pathlib
 from collections.abc import Callable, Iterator
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from modebench.api_types import (
     CellSummary,
@@ -25,6 +25,9 @@ from modebench.contracts import normalize_domain, normalize_level
 from modebench.diagnostics import VerifierExecutionError
 from modebench.validation import InputError
 
+if TYPE_CHECKING:
+    from modebench.generate import GenerationResult, GenerationSettings, Source
+
 __all__ = [
     "EvaluationOptions",
     "EvaluationReceipt",
@@ -34,6 +37,7 @@ __all__ = [
     "Task",
     "VerifierExecutionError",
     "evaluate_file",
+    "generate_responses",
     "grade",
     "iter_results",
     "load_tasks",
@@ -110,6 +114,36 @@ def evaluate_file(
         prompts=int(summary["prompts"]),
         cells=int(summary["cells"]),
         work_dir=pathlib.Path(summary["work_dir"]),
+    )
+
+
+def generate_responses(
+    source: Source,
+    output: PathLike,
+    settings: GenerationSettings,
+    *,
+    run_output: PathLike | None = None,
+    retry_failed: bool = False,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+    receipt: PathLike | None = None,
+    min_defined_prompts: int = 30,
+) -> GenerationResult:
+    """Sample ``settings.k`` draws per prompt from an OpenAI-compatible endpoint (``docs/generate.md``).
+
+    Writes evaluate input to ``output`` plus run metadata and a per-draw sidecar; resumable from the
+    draw ledger next to ``output``; with ``receipt``, evaluates the output right after the last draw.
+    """
+    from modebench.generate import generate_responses as _generate
+
+    return _generate(
+        source,
+        output,
+        settings,
+        run_output=run_output,
+        retry_failed=retry_failed,
+        progress=progress,
+        receipt=receipt,
+        min_defined_prompts=min_defined_prompts,
     )
 
 

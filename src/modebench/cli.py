@@ -203,6 +203,10 @@ def build_parser() -> argparse.ArgumentParser:
     from modebench import cli_suite
 
     cli_suite.add_commands(commands)  # build, calibrate, power: the suite-building workflow
+
+    from modebench import cli_generate
+
+    cli_generate.add_commands(commands)  # generate: sample responses from an OpenAI-compatible endpoint
     return parser
 
 
