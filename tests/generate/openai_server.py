@@ -116,7 +116,11 @@ class Server:
                 pick = uuid.uuid4().hex
             else:
                 pick = hashlib.sha256(f"{seed}|{index}|{text}".encode()).hexdigest()
-            reply = answers[int(pick[:8], 16) % len(answers)] if answers else f"seed {seed} choice {index} {pick[:16]}"
+            reply = (
+                answers[int(pick[:8], 16) % len(answers)]
+                if answers
+                else f"seed {seed} choice {index} {pick[:16]}"
+            )
             words, finish = reply.split(" "), "stop"
             limit = request.get("max_tokens")
             if limit is not None and len(words) > limit:
@@ -124,7 +128,11 @@ class Server:
             reply = " ".join(words)
             used += len(words)
             if chat:
-                choice = {"index": index, "message": {"role": "assistant", "content": reply}, "finish_reason": finish}
+                choice = {
+                    "index": index,
+                    "message": {"role": "assistant", "content": reply},
+                    "finish_reason": finish,
+                }
             else:
                 choice = {"index": index, "text": reply, "finish_reason": finish, "logprobs": None}
             choices.append(choice)
@@ -136,7 +144,11 @@ class Server:
             "model": self.config.get("reported_model", self.config.get("model", "test-model")),
             "system_fingerprint": self.config.get("fingerprint"),
             "choices": choices,
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": used, "total_tokens": prompt_tokens + used},
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": used,
+                "total_tokens": prompt_tokens + used,
+            },
         }
 
 
