@@ -15,7 +15,9 @@ DOCS = (ROOT / "README.md", ROOT / "docs" / "generate.md")
 
 def _commands(text: str) -> list[list[str]]:
     joined = text.replace("\\\n", " ")
-    return [shlex.split(line.strip())[1:] for line in joined.splitlines() if line.strip().startswith("modebench ")]
+    return [
+        shlex.split(line.strip())[1:] for line in joined.splitlines() if line.strip().startswith("modebench ")
+    ]
 
 
 def test_documented_commands_parse() -> None:

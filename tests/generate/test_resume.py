@@ -67,3 +67,23 @@ def test_sigkill_then_rerun_is_byte_identical(endpoint: Any, tmp_path: Path) -> 
     assert len(server.requests()) - before <= DRAWS + 3
     for name in ("out.jsonl", "out.run.json", "out.draws.jsonl"):
         assert (killed / name).read_bytes() == (clean / name).read_bytes(), name
+
+
+def test_ctrl_c_keeps_finished_draws_and_says_how_to_resume(endpoint: Any, tmp_path: Path) -> None:
+    server = endpoint(delay=0.01)
+    tasks = _tasks(tmp_path / "tasks.jsonl", 40)
+    process = subprocess.Popen(_command(tmp_path, tasks, server.base_url), stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while _recorded(tmp_path / "out.ledger.sqlite") < 10:
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "interrupted: finished draws are kept; rerun the same command to resume" in err
+    assert "Traceback" not in err and not (tmp_path / "out.jsonl").exists()
+    recorded = _recorded(tmp_path / "out.ledger.sqlite")
+    resumed = subprocess.run(
+        _command(tmp_path, tasks, server.base_url), capture_output=True, timeout=300, text=True
+    )
+    assert resumed.returncode == 0 and json.loads(resumed.stdout)["sent"] == DRAWS - recorded
