@@ -12,9 +12,10 @@ import sys
 import time
 from typing import Any
 
+from modebench.cli._common import EXIT_FAILED, int_value, print_json
+
 __all__ = ["add_commands"]
 
-EXIT_FAILED = 3
 EXIT_INTERRUPTED = 130
 REGISTRY_HELP = "registry JSON (path or URL, or 'bundled') instead of the packaged ModeBench 0.4.0 registry"
 
@@ -127,17 +128,10 @@ def _generate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             f"{result.draws_output}; rerun with --retry-failed to resend only them.\n"
         )
         sys.stderr.flush()
-    print(json.dumps(result.summary()), flush=True)
+    print_json(result.summary())
     if result.receipt is not None and result.receipt.status != "completed":
         return EXIT_FAILED
     return 0
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
 
 
 def add_commands(subparsers: Any) -> None:
@@ -164,26 +158,28 @@ def add_commands(subparsers: Any) -> None:
     command.add_argument(
         "--model-revision", help="revision recorded in run metadata (default: what the server reports)"
     )
-    command.add_argument("-k", "--k", type=_int, required=True, help="draws per prompt")
+    command.add_argument("-k", "--k", type=int_value, required=True, help="draws per prompt")
     command.add_argument("--output", required=True, help="evaluate-input JSONL to write")
     command.add_argument("--run-output", help="run metadata JSON (default: OUTPUT with suffix .run.json)")
     command.add_argument("--temperature", type=float)
     command.add_argument("--top-p", type=float)
-    command.add_argument("--max-tokens", type=_int)
-    command.add_argument("--seed", type=_int, help="run seed; each draw is sent its own seed derived from it")
+    command.add_argument("--max-tokens", type=int_value)
+    command.add_argument(
+        "--seed", type=int_value, help="run seed; each draw is sent its own seed derived from it"
+    )
     command.add_argument(
         "--choices-per-request",
-        type=_int,
+        type=int_value,
         default=1,
         help="ask for this many choices per request (n); only where the server samples them independently",
     )
     command.add_argument("--prompt-condition", choices=CONDITIONS, default=DEFAULT_CONDITION)
-    command.add_argument("--concurrency", type=_int, default=16, help="requests in flight (default 16)")
+    command.add_argument("--concurrency", type=int_value, default=16, help="requests in flight (default 16)")
     command.add_argument(
         "--timeout", type=float, default=600.0, help="seconds per request attempt (default 600)"
     )
     command.add_argument(
-        "--retries", type=_int, default=5, help="client retries on 429/5xx/connection errors"
+        "--retries", type=int_value, default=5, help="client retries on 429/5xx/connection errors"
     )
     command.add_argument(
         "--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key"
@@ -196,9 +192,9 @@ def add_commands(subparsers: Any) -> None:
     )
     command.add_argument("--evaluate", metavar="RECEIPT", help="grade the output right after the last draw")
     command.add_argument(
-        "--min-defined-prompts", type=_int, help="passed to the evaluation (with --evaluate)"
+        "--min-defined-prompts", type=int_value, help="passed to the evaluation (with --evaluate)"
     )
     command.add_argument(
-        "--progress-every", type=_int, default=500, help="draws between progress events (0: none)"
+        "--progress-every", type=int_value, default=500, help="draws between progress events (0: none)"
     )
     command.set_defaults(handler=_generate)
