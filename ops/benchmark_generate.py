@@ -53,6 +53,7 @@ def main() -> int:
     parser.add_argument("-k", type=int, default=8)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--choices-per-request", type=int, default=1)
+    parser.add_argument("--processes", type=int, default=1)
     args = parser.parse_args()
 
     from modebench.api import generate_responses
@@ -66,7 +67,10 @@ def main() -> int:
         # Client CPU per draw is the machine-independent figure: on a shared, loaded machine the
         # wall-clock rate also measures the other tenants.
         if event["phase"] not in cpu:
-            cpu[str(event["phase"])] = time.process_time()
+            # os.times() includes reaped children: the shard processes (joined before publishing),
+            # never the server (reaped only at the end).
+            times = os.times()
+            cpu[str(event["phase"])] = times.user + times.system + times.children_user + times.children_system
         events.append(event)
 
     try:
@@ -80,6 +84,7 @@ def main() -> int:
                 seed=1,
                 temperature=1.0,
                 concurrency=args.concurrency,
+                processes=args.processes,
                 choices_per_request=args.choices_per_request,
                 timeout=30.0,
             )
@@ -98,6 +103,7 @@ def main() -> int:
         "k": args.k,
         "concurrency": args.concurrency,
         "choices_per_request": args.choices_per_request,
+        "processes": args.processes,
         "draws": result.draws,
         "failed": result.failed,
         "send_seconds": sending["elapsed_seconds"],

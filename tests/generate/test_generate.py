@@ -302,3 +302,19 @@ def test_missing_extra_gives_install_hint(
     err = _error(capsys, *args)
     assert "generation requires the 'generate' extra: pip install 'modebench[generate]'" in err
     assert "Traceback" not in err and not (tmp_path / "o.jsonl").exists()
+
+
+def test_several_processes_give_the_same_output(endpoint: Any, tmp_path: Path, capsys: Any) -> None:
+    server = endpoint(flaky={"every": 3, "failures": 1}, always_fail="POISON")
+    tasks = _tasks(tmp_path / "tasks.jsonl", 8, poison=5)
+    outputs = []
+    for processes in ("1", "3"):
+        directory = tmp_path / f"p{processes}"
+        directory.mkdir()
+        code, summary, _ = _run(
+            capsys, "--tasks", str(tasks), "--base-url", server.base_url, "-k", "3", "--seed", "4",
+            "--retries", "2", "--concurrency", "6", "--processes", processes, "--output", str(directory / "out.jsonl"),
+        )  # fmt: skip
+        assert code == 0 and summary["failed_draws"] == 3
+        outputs.append([(directory / name).read_bytes() for name in ("out.jsonl", "out.run.json")])
+    assert outputs[0] == outputs[1]

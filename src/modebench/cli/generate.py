@@ -103,6 +103,7 @@ def _generate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         prompt_condition=args.prompt_condition,
         model_revision=args.model_revision,
         concurrency=args.concurrency,
+        processes=args.processes,
         timeout=args.timeout,
         max_retries=args.retries,
         api_key_env=args.api_key_env,
@@ -175,6 +176,12 @@ def add_commands(subparsers: Any) -> None:
     )
     command.add_argument("--prompt-condition", choices=CONDITIONS, default=DEFAULT_CONDITION)
     command.add_argument("--concurrency", type=int_value, default=16, help="requests in flight (default 16)")
+    command.add_argument(
+        "--processes",
+        type=int_value,
+        default=1,
+        help="processes sending requests, sharing --concurrency (for very fast servers; default 1)",
+    )
     command.add_argument(
         "--timeout", type=float, default=600.0, help="seconds per request attempt (default 600)"
     )

@@ -12,6 +12,7 @@ import asyncio
 import importlib
 import importlib.util
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from modebench.generate._plan import Prompt, Request, chatml_prompt
 from modebench.generate._settings import GenerationSettings
 from modebench.validation import InputError
 
-__all__ = ["EndpointError", "Stats", "send_all"]
+__all__ = ["EndpointError", "OnResult", "Stats", "send_all"]
 
 #: Statuses that say the endpoint refuses this whole run, not one draw.
 FATAL_STATUSES = (401, 403, 404)
@@ -58,8 +59,15 @@ class Stats:
             "tokens_per_second": round(self.completion_tokens / elapsed, 1) if elapsed > 0 else 0.0,
         }
 
+    def add(self, draws: list[Draw]) -> None:
+        self.requests += 1
+        self.done += len(draws)
+        self.failed += sum(not d.ok for d in draws)
+        self.retries += draws[0].retries or 0
+        self.completion_tokens += sum(d.completion_tokens or 0 for d in draws)
 
-Sink = Callable[[list[Draw]], None]
+
+OnResult = Callable[[list[Draw]], None]
 
 
 def send_all(
@@ -67,12 +75,13 @@ def send_all(
     api_key: str,
     prompts: list[Prompt],
     requests: list[Request],
-    sink: Sink,
-    stats: Stats,
-    progress: Callable[[Stats], None] | None = None,
+    on_result: OnResult,
+    *,
+    parent: int | None = None,
 ) -> None:
-    """Send ``requests`` with at most ``settings.concurrency`` in flight; ``sink`` gets each result."""
-    asyncio.run(_send_all(settings, api_key, prompts, requests, sink, stats, progress))
+    """Send ``requests`` with at most ``settings.concurrency`` in flight; ``on_result`` gets the
+    draws of each request as it finishes. With ``parent``, exit when that process is gone."""
+    asyncio.run(_send_all(settings, api_key, prompts, requests, on_result, parent))
 
 
 async def _send_all(
@@ -80,9 +89,8 @@ async def _send_all(
     api_key: str,
     prompts: list[Prompt],
     requests: list[Request],
-    sink: Sink,
-    stats: Stats,
-    progress: Callable[[Stats], None] | None,
+    on_result: OnResult,
+    parent: int | None,
 ) -> None:
     client = _client(settings, api_key)
     response_type = _response_type()
@@ -90,24 +98,25 @@ async def _send_all(
 
     async def worker() -> None:
         for request in pending:
-            draws = await _send(client, response_type, settings, prompts[request.prompt], request)
-            sink(draws)
-            stats.requests += 1
-            stats.done += len(draws)
-            stats.failed += sum(not d.ok for d in draws)
-            stats.retries += draws[0].retries or 0
-            stats.completion_tokens += sum(d.completion_tokens or 0 for d in draws)
-            if progress is not None:
-                progress(stats)
+            on_result(await _send(client, response_type, settings, prompts[request.prompt], request))
 
     async with client:
         workers = [asyncio.ensure_future(worker()) for _ in range(min(settings.concurrency, len(requests)))]
+        watchdog = asyncio.ensure_future(_watch(parent)) if parent is not None else None
         try:
             await asyncio.gather(*workers)
         finally:
-            for task in workers:
+            for task in [*workers, *([watchdog] if watchdog is not None else [])]:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+
+
+async def _watch(parent: int) -> None:
+    """A shard process outlives a killed parent only by half a second (nothing would read it)."""
+    while True:
+        await asyncio.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(1)
 
 
 def _client(settings: GenerationSettings, api_key: str) -> Any:

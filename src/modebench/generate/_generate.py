@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from modebench.generate import _output
 from modebench.generate._client import Stats, send_all
-from modebench.generate._ledger import DrawLedger
+from modebench.generate._ledger import Draw, DrawLedger
 from modebench.generate._plan import (
     FrozenSplitSource,
     Loaded,
@@ -21,6 +21,7 @@ from modebench.generate._plan import (
     plan_requests,
 )
 from modebench.generate._settings import GenerationSettings
+from modebench.generate._shards import send_sharded
 from modebench.validation import InputError
 
 __all__ = ["GENERATE_EXTRA_MESSAGE", "GenerationResult", "generate_responses"]
@@ -139,15 +140,17 @@ def generate_responses(
         stats = Stats(total=sum(r.count for r in requests))
         _emit(progress, stats, "generating")
         if requests:
-            send_all(
-                settings,
-                api_key,
-                loaded.prompts,
-                requests,
-                ledger.record,
-                stats,
-                (lambda s: progress(s.event("generating"))) if progress is not None else None,
-            )
+
+            def on_result(draws: list[Draw]) -> None:
+                ledger.record(draws)
+                stats.add(draws)
+                if progress is not None:
+                    progress(stats.event("generating"))
+
+            if settings.processes > 1:
+                send_sharded(settings, api_key, loaded.prompts, requests, on_result, settings.processes)
+            else:
+                send_all(settings, api_key, loaded.prompts, requests, on_result)
         _emit(progress, stats, "publishing")
         run = _output.build_run(settings, loaded, ledger, draws_file.name)
         _output.write_draws(draws_file, loaded, ledger)

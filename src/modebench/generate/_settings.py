@@ -42,6 +42,8 @@ class GenerationSettings:
     prompt_condition: str = DEFAULT_CONDITION
     model_revision: str | None = None
     concurrency: int = 16
+    #: Processes sending requests (the concurrency is split between them); not part of identity.
+    processes: int = 1
     timeout: float = 600.0
     max_retries: int = 5
     api_key_env: str = "OPENAI_API_KEY"
@@ -57,6 +59,9 @@ class GenerationSettings:
             raise InputError("api must be 'chat' or 'completions'")
         _positive(self.k, "k", MAX_DRAWS)
         _positive(self.concurrency, "concurrency", 4096)
+        _positive(self.processes, "processes", 64)
+        if self.processes > self.concurrency:
+            raise InputError("processes must not exceed concurrency")
         _positive(self.choices_per_request, "choices_per_request", MAX_DRAWS)
         if self.choices_per_request > self.k:
             raise InputError("choices_per_request must not exceed k")
