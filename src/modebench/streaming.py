@@ -17,11 +17,10 @@ from typing import Any
 
 from modebench import _ledger, metrics
 from modebench._ledger import checkpoint
-from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
 from modebench.evaluation import (
     Options,
     Preflight,
-    evaluation_block,
+    StatusTally,
     now_iso,
     prompt_result,
     protocol_notes,
@@ -30,7 +29,7 @@ from modebench.identity import canonical, digest_json, file_sha256, sha256_text,
 from modebench.metrics import CellAccumulator
 from modebench.parallel import MAX_WORKERS, ParallelGrader
 from modebench.publish import atomic_output
-from modebench.validation import InputError, loads
+from modebench.validation import InputError, loads, positive_integer
 
 MAX_RESPONSES_PER_PROMPT = 4096
 MAX_INPUT_LINE_BYTES = 16_777_216
@@ -127,8 +126,7 @@ def evaluate_file(
     workers: int = 1,
 ) -> dict[str, Any]:
     """Evaluate a JSONL file of saved responses; publish a v4 receipt; return a summary."""
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers <= 0:
-        raise InputError("workers must be a positive integer")
+    positive_integer(workers, "workers")
     if workers > MAX_WORKERS:
         raise InputError(f"workers must be between 1 and {MAX_WORKERS}")
     source = Path(input_path).resolve()
@@ -152,9 +150,9 @@ def evaluate_file(
             return _run(
                 ledger, source, output, software, raw_options, data_root, resume, progress, grader, registry
             )
-        except (InputError, VerifierExecutionError):
-            # A checkpoint whose preflight failed holds nothing graded: remove it so that a corrected
-            # input can simply be run again (the reference leaves it behind; hazard 7).
+        except Exception:
+            # A checkpoint whose preflight failed, for any reason, holds nothing graded: remove it so
+            # that a corrected input can simply be run again (the reference leaves it behind).
             if not (ledger.has("phase") and ledger.get("phase") != "preflight"):
                 ledger.db.close()
                 _ledger.discard(directory)
@@ -255,13 +253,12 @@ def _preflight(
         raw_text = canonical(record)
         records_digest.update((b"," if seq else b"") + raw_text.encode("utf-8"))
         try:
-            prepared = preflight.bind(prepared)
+            bound = preflight.bind(prepared)
         except InputError as exc:
-            binding_error = binding_error or exc
-        prepared["record_sha256"] = sha256_text(raw_text)
-        ledger.insert(
-            seq, prepared["level"], prepared["domain"], len(record["responses"]), canonical(prepared)
-        )
+            binding_error = binding_error or exc  # the run fails with it: nothing to store
+        else:
+            bound["record_sha256"] = sha256_text(raw_text)
+            ledger.insert(seq, bound["level"], bound["domain"], len(record["responses"]), canonical(bound))
         seq += 1
         if seq % 100 == 0:
             ledger.commit()
@@ -397,18 +394,17 @@ def _publish(
     options: Options,
     count: int,
 ) -> tuple[str, int]:
-    counts: dict[str, int] = {}
+    tally = StatusTally()
     cells: dict[tuple[int, str, int], metrics.CellAccumulator] = {}
     for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result_json"):
         result = json.loads(result_json)
-        for attempt in result["draws"][0]["attempts"]:
-            counts[attempt["status"]] = counts.get(attempt["status"], 0) + 1
+        tally.add(result)
         accumulator = cells.setdefault((level, domain, k), metrics.CellAccumulator())
         if result["accuracy"] is not None:
             accumulator.add(result)
         else:
             accumulator.prompts += 1
-    healthy = not any(status in UNSCORABLE for status in counts)
+    healthy = tally.healthy
     threshold = options.min_defined_prompts
     header = {
         "schema": REPORT_SCHEMA,
@@ -420,7 +416,7 @@ def _publish(
         "generation_metadata_status": ledger.get("generation_metadata_status"),
         "run_sha256": ledger.get("run_sha256"),
         "dataset": ledger.get("dataset"),
-        "evaluation": evaluation_block("completed" if healthy else "failed", counts, threshold),
+        "evaluation": tally.block(threshold),
         "execution": {
             "checkpoint_schema": CHECKPOINT_SCHEMA,
             "identity_sha256": digest_json(ledger.get("identity")),

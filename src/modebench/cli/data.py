@@ -17,20 +17,20 @@ SPLITS = ("train", "dev", "eval")
 REGISTRY_HELP = "registry JSON (path or URL) instead of the packaged ModeBench 0.4.0 registry"
 
 
+def _source(args: argparse.Namespace) -> dict[str, Any]:
+    """The flags naming where a split comes from, as the library's keyword arguments."""
+    return {
+        "data_root": args.data_root,
+        "cache_dir": args.cache_dir,
+        "offline": args.offline,
+        "registry": args.registry,
+    }
+
+
 def _prepare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from modebench.data import export_requests
 
-    print_json(
-        export_requests(
-            args.output,
-            args.config,
-            args.split,
-            data_root=args.data_root,
-            cache_dir=args.cache_dir,
-            offline=args.offline,
-            registry=args.registry,
-        )
-    )
+    print_json(export_requests(args.output, args.config, args.split, **_source(args)))
     return 0
 
 
@@ -61,16 +61,7 @@ def _fetch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _inspect(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from modebench.data import inspect
 
-    payload = inspect(
-        args.config,
-        args.split,
-        args.row,
-        show_reference=args.show_reference,
-        data_root=args.data_root,
-        cache_dir=args.cache_dir,
-        offline=args.offline,
-        registry=args.registry,
-    )
+    payload = inspect(args.config, args.split, args.row, show_reference=args.show_reference, **_source(args))
     print_json(payload, indent=2)
     return 0
 
