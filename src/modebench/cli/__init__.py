@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from modebench.cli import data, evaluation, generate, report, suite, walkthrough
+from modebench.cli import backends, data, evaluation, generate, report, suite, walkthrough
 from modebench.cli._common import Handler, error_message
 from modebench.evaluation import evaluate
 from modebench.validation import InputError, loads
@@ -26,6 +26,7 @@ _GROUPS = (
     walkthrough,  # walkthrough
     report,  # report
     suite,  # build, calibrate, power
+    backends,  # merge
     generate,  # generate
 )
 

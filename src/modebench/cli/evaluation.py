@@ -77,6 +77,9 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             resume=args.resume,
             workers=args.workers,
             progress=_ProgressPrinter(args.progress_every),
+            backend=args.backend,
+            cluster_address=args.ray_address,
+            shard=args.shard,
         )
     except VerifierExecutionError:  # the failure receipt is already published
         print_json({"output": args.output, "status": "failed"})
@@ -112,4 +115,7 @@ def add_commands(commands: Any) -> None:
     evaluate_cmd.add_argument("--workers", type=int_value, default=1)
     evaluate_cmd.add_argument("--progress-every", type=int, default=100)
     evaluate_cmd.add_argument("--allow-partial", action="store_true")
+    from modebench.cli import backends
+
+    backends.add_evaluate_options(evaluate_cmd)
     evaluate_cmd.set_defaults(handler=_evaluate)
