@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from modebench.cli import backends, data, evaluation, report, stats, suite, walkthrough
+from modebench.cli import backends, data, evaluation, generate, report, stats, suite, walkthrough
 from modebench.cli._common import Handler, HelpFormatter, error_message
 from modebench.evaluation import evaluate
 from modebench.validation import InputError, loads
@@ -29,6 +29,7 @@ _GROUPS = (
     suite,  # build, calibrate, power
     backends,  # merge
     stats,  # stats, compare
+    generate,  # generate
 )
 
 
