@@ -134,6 +134,13 @@ def compute_transition(side: Expr, op: str, arg: Expr) -> tuple[Expr, str] | Non
     return normalise(combined)
 
 
+def warm_up() -> None:
+    """Load the transition table and run one ``cancel``: SymPy imports parts of itself on first
+    use (the first ``Add`` alone pulls in its tensor module), which no deadline should pay for."""
+    table.lookup_side("x")
+    normalise(to_sympy(("div", ("add", "a", "x"), ("mul", "b", "a"))))
+
+
 # A fixed generic point (distinct odd fractions) for the numeric isolation probe.
 _PROBE = {name: Fraction(2 * i + 3, 7 + 2 * (i % 5)) for i, name in enumerate("abcdefghijklmnopqrstuvwxyz")}
 
@@ -305,4 +312,5 @@ __all__ = [
     "target",
     "to_sympy",
     "value",
+    "warm_up",
 ]
