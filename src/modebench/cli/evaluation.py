@@ -1,5 +1,7 @@
-"""Command-line interface: an argparse table; each handler converts arguments and calls one
-public function. ``InputError``/``ValueError``/``OSError`` → exit 2, evaluator failure → exit 3.
+"""The ``evaluate`` command: grade a saved-response JSONL file into a receipt.
+
+(The module is not called ``evaluate``: ``modebench.cli.evaluate`` is the evaluation function
+itself, a name users import.)
 """
 
 from __future__ import annotations
@@ -8,37 +10,14 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
+from modebench.cli._common import EXIT_FAILED, int_value, print_json
 from modebench.diagnostics import VerifierExecutionError
-from modebench.evaluation import evaluate
 from modebench.validation import InputError, loads
 
-__all__ = ["evaluate", "main", "read_records"]
-
-EXIT_FAILED = 3
-Handler = Callable[[argparse.Namespace, argparse.ArgumentParser], int]
-
-
-def read_records(raw: bytes | str) -> tuple[list[Any], list[str]]:
-    """Parse JSONL text into records and ``line N`` locations (blank lines are skipped)."""
-    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-    records, locations = [], []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(loads(line))
-        except InputError as exc:
-            raise InputError(f"line {number}: {exc}") from None
-        locations.append(f"line {number}")
-    return records, locations
-
-
-def _print_json(value: Any) -> None:
-    print(json.dumps(value), flush=True)
+__all__ = ["add_commands"]
 
 
 class _ProgressPrinter:
@@ -135,40 +114,13 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         )
     except VerifierExecutionError as exc:
         _failure_receipt(args.output, exc, args.input)
-        _print_json({"output": args.output, "status": "failed"})
+        print_json({"output": args.output, "status": "failed"})
         return EXIT_FAILED
-    _print_json(summary)
+    print_json(summary)
     return 0 if summary["status"] == "completed" else EXIT_FAILED
 
 
-def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.reporting import read_report, summarize
-
-    payload = read_report(args.receipt)
-    print(summarize(payload))
-    return 0 if payload["evaluation"]["status"] == "completed" else EXIT_FAILED
-
-
-def _walkthrough(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.walkthrough import export
-
-    _print_json(export(args.directory))
-    return 0
-
-
-def _positive(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="modebench", description="Grade saved model responses for correctness and mode diversity."
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-
+def add_commands(commands: Any) -> None:
     evaluate_cmd = commands.add_parser("evaluate", help="grade a saved-response JSONL file into a v4 receipt")
     evaluate_cmd.add_argument("input")
     evaluate_cmd.add_argument("--output", required=True)
@@ -183,42 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_cmd.add_argument("--registry", help="registry JSON (path or URL) instead of the packaged one")
     evaluate_cmd.add_argument("--resume", action="store_true")
     evaluate_cmd.add_argument("--work-dir")
-    evaluate_cmd.add_argument("--workers", type=_positive, default=1)
+    evaluate_cmd.add_argument("--workers", type=int_value, default=1)
     evaluate_cmd.add_argument("--progress-every", type=int, default=100)
     evaluate_cmd.add_argument("--allow-partial", action="store_true")
     evaluate_cmd.set_defaults(handler=_evaluate)
-
-    from modebench import cli_data
-
-    cli_data.add_commands(commands)  # prepare, datasets (parser order of cli.md)
-
-    walkthrough_cmd = commands.add_parser("walkthrough", help="export the offline five-domain example")
-    walkthrough_cmd.add_argument("--directory", required=True)
-    walkthrough_cmd.set_defaults(handler=_walkthrough)
-
-    report_cmd = commands.add_parser("report", help="print the text summary of a receipt")
-    report_cmd.add_argument("receipt")
-    report_cmd.set_defaults(handler=_report)
-
-    from modebench import cli_suite
-
-    cli_suite.add_commands(commands)  # build, calibrate, power: the suite-building workflow
-    return parser
-
-
-def _fail(parser: argparse.ArgumentParser, message: str) -> NoReturn:
-    parser.error(message)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler: Handler = args.handler
-    try:
-        return handler(args, parser)
-    except (ValueError, OSError) as exc:
-        _fail(parser, str(exc))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,7 +10,7 @@ from modebench.publish import atomic_output
 
 
 def _calibrate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.calibrate import calibrate, render
+    from modebench.suite.calibrate import calibrate, render
 
     result = calibrate(
         args.receipt,
@@ -26,7 +26,7 @@ def _calibrate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
 
 def _power(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.power import detectable_delta, items_needed
+    from modebench.suite.power import detectable_delta, items_needed
 
     if (args.delta is None) == (args.items is None):
         raise ValueError("give exactly one of --delta (items needed) or --items (detectable difference)")
@@ -52,7 +52,7 @@ def _power(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _build(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.release import build_release
+    from modebench.suite.build import build_release
 
     summary = build_release(
         args.output,
