@@ -155,7 +155,9 @@ def run_cli(python: str, source: Path, scratch: Path, label: str, workers: int =
         env["PYTHONPATH"] = str(ROOT / "src")
     started = time.perf_counter()
     done = subprocess.run(
-        [python, "-m", "modebench", "evaluate", str(source), "--run", str(run), "--output", str(output)]
+        # The console script's entry point, for an interpreter whose package has no __main__ too.
+        [python, "-c", "import sys; from modebench.cli import main; sys.exit(main())"]
+        + ["evaluate", str(source), "--run", str(run), "--output", str(output)]
         + ["--workers", str(workers), "--progress-every", "0"],
         capture_output=True,
         text=True,
@@ -173,12 +175,15 @@ def load_average() -> list[float]:
     return [round(value, 2) for value in os.getloadavg()]
 
 
+COMPARE_INPUTS = {"mixed": 1000, "all-distinct": 652}
+
+
 def compare(
-    pool: dict[tuple[int, str], list[Any]], scratch: Path, reference: str | None
+    pool: dict[tuple[int, str], list[Any]], scratch: Path, reference: str | None, names: list[str]
 ) -> list[dict[str, Any]]:
-    inputs = [("mixed", 1000), ("all-distinct", 652)]
     rows = []
-    for shape, prompts in inputs:
+    for shape in names:
+        prompts = COMPARE_INPUTS[shape]
         source = scratch / f"compare-{shape}-{prompts}.jsonl"
         if shape == "mixed":
             responses = write_input(source, prompts, 8, shape, pool)
@@ -233,6 +238,9 @@ def main() -> None:
     )
     parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--compare", action="store_true", help="the two side-by-side inputs first")
+    parser.add_argument(
+        "--compare-inputs", nargs="+", default=list(COMPARE_INPUTS), choices=list(COMPARE_INPUTS)
+    )
     parser.add_argument("--reference-python", help="interpreter with modebench==0.4.0 installed")
     parser.add_argument("--output", default=str(ROOT / "ops" / "results" / "evaluation.json"))
     args = parser.parse_args()
@@ -242,7 +250,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="modebench-bench-") as temp:
         scratch = Path(temp)
         if args.compare:
-            compared = compare(pool, scratch, args.reference_python)
+            compared = compare(pool, scratch, args.reference_python, args.compare_inputs)
         reference_rate = next(
             (row.get("reference_responses_per_second") for row in compared if row["input"] == "mixed"), None
         )

@@ -260,7 +260,11 @@ def _preflight(
             binding_error = binding_error or exc
         prepared["record_sha256"] = sha256_text(raw_text)
         ledger.insert(
-            seq, prepared["level"], prepared["domain"], len(record["responses"]), canonical(prepared)
+            seq,
+            prepared["level"],
+            prepared["domain"],
+            len(record["responses"]),
+            prepared_text(prepared, raw_text),
         )
         seq += 1
         if seq % 100 == 0:
@@ -284,6 +288,16 @@ def _preflight(
     ledger.put("phase", "grading")
     ledger.commit()
     _event(progress, "validated", seq, seq)
+
+
+def prepared_text(prepared: dict[str, Any], raw_text: str) -> str:
+    """``canonical(prepared)``, splicing in ``raw_text`` (``canonical(prepared["raw"])``, already
+    made for the records digest) instead of encoding the record, responses and all, again."""
+    before = {key: value for key, value in prepared.items() if key < "raw"}
+    after = {key: value for key, value in prepared.items() if key > "raw"}
+    head = canonical(before)[:-1] + ("," if before else "")
+    tail = ("," if after else "") + canonical(after)[1:]
+    return f'{head}"raw":{raw_text}{tail}'
 
 
 def _check_ledger(ledger: _ledger.Ledger) -> int:

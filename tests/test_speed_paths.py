@@ -1,4 +1,4 @@
-"""Workers warm only the domains they are asked to grade: no SymPy for a run without MathIR."""
+"""Speed paths that must not change a byte: per-domain warm-up, the spliced prepared-record encoding."""
 
 from __future__ import annotations
 
@@ -41,3 +41,18 @@ def test_requests_announce_their_domain_before_grading() -> None:
         assert replies[0]["status"] in ("correct", "incorrect"), replies
         assert worker._warmed == frozenset({"countdown", "mathir"})
         assert worker.starts == 1  # warmed in place, not restarted
+
+
+def test_prepared_text_is_the_canonical_encoding() -> None:
+    from modebench.identity import canonical
+    from modebench.streaming import prepared_text
+
+    raw = {"id": "p", "responses": ['a\u00e9"', "raw"], "answer": {"raw": None}}
+    cases = [
+        {"raw": raw},
+        {"raw": raw, "id": "p", "label": "line 1", "binding": {"raw": None, "z": [1, 2]}},
+        {"raw": raw, "row": {"answer": {"raw": None}}, "record_sha256": "x", "level": 1},
+        {"a": 1, "raw": raw, "rawer": 2, "ra": 3, "Raw": 4},
+    ]
+    for prepared in cases:
+        assert prepared_text(prepared, canonical(raw)) == canonical(prepared)
