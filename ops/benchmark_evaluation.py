@@ -244,7 +244,8 @@ def main() -> None:
     parser.add_argument("--reference-python", help="interpreter with modebench==0.4.0 installed")
     parser.add_argument("--output", default=str(ROOT / "ops" / "results" / "evaluation.json"))
     args = parser.parse_args()
-    pool = _pool()
+    needs_pool = (args.compare and "mixed" in args.compare_inputs) or {"mixed", "distinct"} & set(args.shape)
+    pool = _pool() if needs_pool else {}
     rows = []
     compared: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="modebench-bench-") as temp:
