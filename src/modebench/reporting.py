@@ -11,7 +11,7 @@ from typing import Any
 
 from modebench.contracts import normalize_domain, normalize_level
 from modebench.identity import file_sha256
-from modebench.validation import InputError, loads
+from modebench.validation import InputError, is_integer, loads, positive_integer
 
 V3 = "modebench-saved-responses-v3"
 V4 = "modebench-saved-responses-v4"
@@ -40,8 +40,7 @@ def _check_cell(cell: Any, completed: bool) -> None:
         raise InputError(f"incomplete report cell: {exc}") from None
     try:
         k = cell["k"]
-        if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
-            raise InputError("report k must be a positive integer")
+        positive_integer(k, "report k")
         notes = cell.get("protocol_notes", [])
         if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
             raise InputError("invalid protocol notes")
@@ -94,7 +93,7 @@ def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) ->
         if not isinstance(reference.get("sha256"), str) or not _HEX64.fullmatch(reference["sha256"]):
             raise InputError("missing detailed-result hash")
         records = reference.get("records")
-        if isinstance(records, bool) or not isinstance(records, int) or records < 1:
+        if not is_integer(records) or records < 1:
             raise InputError("invalid detailed-result count")
         if verify_results and file_sha256(journal_path(path, payload)) != reference["sha256"]:
             raise InputError("detailed-result journal hash mismatch")
@@ -102,7 +101,8 @@ def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) ->
 
 
 def journal_path(receipt: str | os.PathLike[str], payload: dict[str, Any]) -> Path:
-    return Path(receipt).resolve().parent / payload["prompt_results"]["path"]
+    relative: str = payload["prompt_results"]["path"]
+    return Path(receipt).resolve().parent / relative
 
 
 def iter_prompt_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:

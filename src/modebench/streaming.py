@@ -11,26 +11,27 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from modebench import _ledger, metrics
 from modebench._ledger import checkpoint
-from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
+from modebench.backends import Grader, make_grader
+from modebench.backends.shard import WHOLE, Shard, shard_receipt_text
 from modebench.evaluation import (
     Options,
     Preflight,
-    evaluation_block,
+    StatusTally,
     now_iso,
     prompt_result,
     protocol_notes,
 )
 from modebench.identity import canonical, digest_json, file_sha256, sha256_text, software_identity
 from modebench.metrics import CellAccumulator
-from modebench.parallel import MAX_WORKERS, ParallelGrader
+from modebench.parallel import MAX_WORKERS
 from modebench.publish import atomic_output
-from modebench.validation import InputError, loads
+from modebench.validation import InputError, loads, positive_integer
 
 MAX_RESPONSES_PER_PROMPT = 4096
 MAX_INPUT_LINE_BYTES = 16_777_216
@@ -96,9 +97,9 @@ def _event(progress: Progress | None, phase: str, done: int, total: int | None) 
 
 
 def _identity(
-    input_sha: str, options: dict[str, Any], frozen: Any, software: dict[str, Any]
+    input_sha: str, options: dict[str, Any], frozen: Any, software: dict[str, Any], shard: Shard | None
 ) -> dict[str, Any]:
-    return {
+    identity = {
         "schema": CHECKPOINT_SCHEMA,
         "input_sha256": input_sha,
         "options": options,
@@ -108,6 +109,11 @@ def _identity(
         "input_line_limit": MAX_INPUT_LINE_BYTES,
         "responses_per_prompt_limit": MAX_RESPONSES_PER_PROMPT,
     }
+    if shard is not None:
+        # A shard's checkpoint resumes only as the same shard; the merged receipt names the
+        # identity without this key, which is the unsharded run's.
+        identity["shard"] = [shard.index, shard.count]
+    return identity
 
 
 def evaluate_file(
@@ -125,11 +131,18 @@ def evaluate_file(
     resume: bool = False,
     progress: Progress | None = None,
     workers: int = 1,
+    backend: str = "local",
+    cluster_address: str | None = None,
+    shard: Shard | None = None,
 ) -> dict[str, Any]:
-    """Evaluate a JSONL file of saved responses; publish a v4 receipt; return a summary."""
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers <= 0:
-        raise InputError("workers must be a positive integer")
-    if workers > MAX_WORKERS:
+    """Evaluate a JSONL file of saved responses; publish a v4 receipt; return a summary.
+
+    ``backend`` picks where grading runs (``local`` worker pool or ``ray`` actors at
+    ``cluster_address``); the receipt and journal do not depend on it. With ``shard`` only that
+    shard's prompts are graded, into a shard receipt for ``backends.shard.merge``.
+    """
+    positive_integer(workers, "workers")
+    if backend == "local" and workers > MAX_WORKERS:
         raise InputError(f"workers must be between 1 and {MAX_WORKERS}")
     source = Path(input_path).resolve()
     output = Path(output_path).resolve()
@@ -146,15 +159,26 @@ def evaluate_file(
         "split": split,
         "allow_partial": allow_partial,
     }
-    with _ledger.checkpoint(directory, resume) as ledger, ParallelGrader(workers) as grader:
+    grader = make_grader(backend, workers, cluster_address)
+    with _ledger.checkpoint(directory, resume) as ledger, grader:
         grader.prestart()  # worker warm-up (SymPy import) overlaps hashing and preflight
         try:
             return _run(
-                ledger, source, output, software, raw_options, data_root, resume, progress, grader, registry
+                ledger,
+                source,
+                output,
+                software,
+                raw_options,
+                data_root,
+                resume,
+                progress,
+                grader,
+                registry,
+                shard,
             )
-        except (InputError, VerifierExecutionError):
-            # A checkpoint whose preflight failed holds nothing graded: remove it so that a corrected
-            # input can simply be run again (the reference leaves it behind; hazard 7).
+        except Exception:
+            # A checkpoint whose preflight failed, for any reason, holds nothing graded: remove it so
+            # that a corrected input can simply be run again (the reference leaves it behind).
             if not (ledger.has("phase") and ledger.get("phase") != "preflight"):
                 ledger.db.close()
                 _ledger.discard(directory)
@@ -170,8 +194,9 @@ def _run(
     data_root: Any,
     resume: bool,
     progress: Progress | None,
-    grader: ParallelGrader,
+    grader: Grader,
     registry: Any = None,
+    shard: Shard | None = None,
 ) -> dict[str, Any]:
     options = Options.build(data_root=data_root, **raw_options)
     if registry is not None and options.config is None:
@@ -184,7 +209,7 @@ def _run(
         # A custom registry enters the resume identity through the split record and the
         # manifest hash of its data root (the cache manifest holds the registry's bytes).
         frozen = open_frozen(root, options.config, options.split, options.allow_partial, registry)
-    identity = loads(canonical(_identity(file_sha256(source), raw_options, frozen, software)))
+    identity = loads(canonical(_identity(file_sha256(source), raw_options, frozen, software, shard)))
     if resume:
         if ledger.get("identity") != identity:
             raise InputError("resume identity mismatch: input, configuration, dataset, or evaluator changed")
@@ -201,7 +226,8 @@ def _run(
         _preflight(ledger, source, options, frozen, identity["input_sha256"], progress, grader)
         count = int(ledger.get("count"))  # written moments ago by this invocation
     else:
-        count = _check_ledger(ledger)  # a checkpoint from an earlier invocation is verified first
+        count = _check_ledger(ledger, shard or WHOLE)  # an earlier invocation's checkpoint is verified first
+    selection = shard or WHOLE
     done = ledger.completed()
     journal = ledger.directory / JOURNAL_NAME
     journal_digest = _repair_journal(ledger, journal)
@@ -209,13 +235,16 @@ def _run(
     history.append({"started_at": now_iso(), "workers": grader.workers, "resumed_prompts": done})
     ledger.put("history", history)
     ledger.commit()
-    _grade(ledger, journal, journal_digest, done, count, grader, progress)
+    _grade(ledger, journal, journal_digest, done, selection.size(count), grader, progress, selection)
     _event(progress, "finalizing", count, count)
     if file_sha256(source) != identity["input_sha256"]:
         raise InputError("input changed during evaluation; no final output published")
     if file_sha256(journal) != journal_digest.hexdigest():
         raise InputError("result journal changed during evaluation; no final output published")
-    status, cells = _publish(ledger, output, journal, software, options, count)
+    if shard is not None:
+        status, cells = _publish_shard(ledger, output, journal, software, options, shard, count)
+    else:
+        status, cells = _publish(ledger, output, journal, software, options, count)
     ledger.put("phase", "complete")
     ledger.put("output_sha256", file_sha256(output))
     ledger.commit()
@@ -237,7 +266,7 @@ def _preflight(
     frozen: Any,
     input_sha: str,
     progress: Progress | None,
-    grader: ParallelGrader,
+    grader: Grader,
 ) -> None:
     _event(progress, "validating", 0, None)
     ledger.reset_prompts()
@@ -255,17 +284,14 @@ def _preflight(
         raw_text = canonical(record)
         records_digest.update((b"," if seq else b"") + raw_text.encode("utf-8"))
         try:
-            prepared = preflight.bind(prepared)
+            bound = preflight.bind(prepared)
         except InputError as exc:
-            binding_error = binding_error or exc
-        prepared["record_sha256"] = sha256_text(raw_text)
-        ledger.insert(
-            seq,
-            prepared["level"],
-            prepared["domain"],
-            len(record["responses"]),
-            prepared_text(prepared, raw_text),
-        )
+            binding_error = binding_error or exc  # the run fails with it: nothing to store
+        else:
+            bound["record_sha256"] = sha256_text(raw_text)
+            ledger.insert(
+                seq, bound["level"], bound["domain"], len(record["responses"]), prepared_text(bound, raw_text)
+            )
         seq += 1
         if seq % 100 == 0:
             ledger.commit()
@@ -290,7 +316,7 @@ def _preflight(
     _event(progress, "validated", seq, seq)
 
 
-def prepared_text(prepared: dict[str, Any], raw_text: str) -> str:
+def prepared_text(prepared: Mapping[str, Any], raw_text: str) -> str:
     """``canonical(prepared)``, splicing in ``raw_text`` (``canonical(prepared["raw"])``, already
     made for the records digest) instead of encoding the record, responses and all, again."""
     before = {key: value for key, value in prepared.items() if key < "raw"}
@@ -300,7 +326,7 @@ def prepared_text(prepared: dict[str, Any], raw_text: str) -> str:
     return f'{head}"raw":{raw_text}{tail}'
 
 
-def _check_ledger(ledger: _ledger.Ledger) -> int:
+def _check_ledger(ledger: _ledger.Ledger, selection: Shard) -> int:
     """Verify the checkpoint before trusting it; return the number of prompts."""
     if ledger.db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
         raise InputError("checkpoint integrity check failed")
@@ -325,8 +351,8 @@ def _check_ledger(ledger: _ledger.Ledger) -> int:
         if result_json is None:
             if result_sha is not None:
                 raise InputError("checkpoint incomplete result identity")
-            pending_seen = True
-        elif pending_seen or result_sha != sha256_text(result_json):
+            pending_seen = pending_seen or selection.contains(seq)
+        elif pending_seen or not selection.contains(seq) or result_sha != sha256_text(result_json):
             raise InputError("checkpoint result identity or ordering mismatch")
         position += 1
     records.update(b"]")
@@ -363,15 +389,18 @@ def _grade(
     journal_digest: Any,
     done: int,
     count: int,
-    grader: ParallelGrader,
+    grader: Grader,
     progress: Progress | None,
+    selection: Shard,
 ) -> None:
     _event(progress, "grading", done, count)
     if done == count:
         return
+    # Results are a prefix of the selected prompts, so the next pending one is the done-th.
     # Ledger rows were written by this module as canonical JSON: the plain decoder suffices.
+    where = f"result_json IS NULL AND {selection.where()}"
     pending = (
-        (seq, json.loads(text)) for seq, text in ledger.rows("prepared_json", "result_json IS NULL", done)
+        (seq, json.loads(text)) for seq, text in ledger.rows("prepared_json", where, selection.seq_at(done))
     )
     with open(journal, "a", encoding="utf-8", newline="") as handle:
         group: list[str] = []
@@ -403,29 +432,59 @@ def _grade(
         os.fsync(handle.fileno())
 
 
-def _publish(
-    ledger: _ledger.Ledger,
-    output: Path,
-    journal: Path,
-    software: dict[str, Any],
-    options: Options,
-    count: int,
-) -> tuple[str, int]:
-    counts: dict[str, int] = {}
-    cells: dict[tuple[int, str, int], metrics.CellAccumulator] = {}
-    for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result_json"):
-        result = json.loads(result_json)
-        for attempt in result["draws"][0]["attempts"]:
-            counts[attempt["status"]] = counts.get(attempt["status"], 0) + 1
+CellKey = tuple[int, str, int]
+
+
+def tally(
+    results: Iterator[tuple[int, str, int, dict[str, Any]]],
+) -> tuple[StatusTally, dict[CellKey, metrics.CellAccumulator]]:
+    """Attempt statuses and cell accumulators of ``(level, domain, k, prompt result)`` in input order."""
+    statuses = StatusTally()
+    cells: dict[CellKey, metrics.CellAccumulator] = {}
+    for level, domain, k, result in results:
+        statuses.add(result)
         accumulator = cells.setdefault((level, domain, k), metrics.CellAccumulator())
         if result["accuracy"] is not None:
             accumulator.add(result)
         else:
             accumulator.prompts += 1
-    healthy = not any(status in UNSCORABLE for status in counts)
-    threshold = options.min_defined_prompts
+    return statuses, cells
+
+
+def receipt_text(
+    meta: dict[str, Any],
+    statuses: StatusTally,
+    cells: dict[CellKey, metrics.CellAccumulator],
+    threshold: int,
+    prompt_results: dict[str, Any],
+) -> tuple[str, str]:
+    """The v4 receipt's bytes and status; ``meta`` holds the run's bound identity fields."""
+    healthy = statuses.healthy
     header = {
         "schema": REPORT_SCHEMA,
+        "created_at": meta["created_at"],
+        "records_sha256": meta["records_sha256"],
+        "input_sha256": meta["input_sha256"],
+        "software": meta["software"],
+        "run": meta["run"],
+        "generation_metadata_status": meta["generation_metadata_status"],
+        "run_sha256": meta["run_sha256"],
+        "dataset": meta["dataset"],
+        "evaluation": statuses.block(threshold),
+        "execution": meta["execution"],
+        "prompt_results": prompt_results,
+    }
+    cell_texts = []
+    for (level, domain, k), accumulator in sorted(cells.items()):
+        cell = {"level": level, "domain": domain, "k": k, **accumulator.summary(threshold, healthy)}
+        cell["protocol_notes"] = protocol_notes(level, domain)
+        cell_texts.append(canonical(cell))
+    text = canonical(header)[:-1] + ',"cells":[' + ",".join(cell_texts) + "]}\n"
+    return text, header["evaluation"]["status"]
+
+
+def _run_meta(ledger: _ledger.Ledger, software: dict[str, Any], identity: dict[str, Any]) -> dict[str, Any]:
+    return {
         "created_at": ledger.get("created_at"),
         "records_sha256": ledger.get("records_sha256"),
         "input_sha256": ledger.get("identity")["input_sha256"],
@@ -434,25 +493,66 @@ def _publish(
         "generation_metadata_status": ledger.get("generation_metadata_status"),
         "run_sha256": ledger.get("run_sha256"),
         "dataset": ledger.get("dataset"),
-        "evaluation": evaluation_block("completed" if healthy else "failed", counts, threshold),
         "execution": {
             "checkpoint_schema": CHECKPOINT_SCHEMA,
-            "identity_sha256": digest_json(ledger.get("identity")),
+            "identity_sha256": digest_json(identity),
             "history": ledger.get("history"),
         },
-        "prompt_results": {
-            "format": RESULT_FORMAT,
-            "records": count,
-            "path": Path(os.path.relpath(journal, output.parent)).as_posix(),
-            "sha256": file_sha256(journal),
-        },
     }
-    cell_texts = []
-    for (level, domain, k), accumulator in sorted(cells.items()):
-        cell = {"level": level, "domain": domain, "k": k, **accumulator.summary(threshold, healthy)}
-        cell["protocol_notes"] = protocol_notes(level, domain)
-        cell_texts.append(canonical(cell))
-    text = canonical(header)[:-1] + ',"cells":[' + ",".join(cell_texts) + "]}\n"
+
+
+def journal_reference(journal: Path, output: Path, records: int) -> dict[str, Any]:
+    return {
+        "format": RESULT_FORMAT,
+        "records": records,
+        "path": Path(os.path.relpath(journal, output.parent)).as_posix(),
+        "sha256": file_sha256(journal),
+    }
+
+
+def _publish(
+    ledger: _ledger.Ledger,
+    output: Path,
+    journal: Path,
+    software: dict[str, Any],
+    options: Options,
+    count: int,
+) -> tuple[str, int]:
+    rows = (
+        (level, domain, k, json.loads(result_json))
+        for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result_json")
+    )
+    statuses, cells = tally(rows)
+    meta = _run_meta(ledger, software, ledger.get("identity"))
+    text, status = receipt_text(
+        meta, statuses, cells, options.min_defined_prompts, journal_reference(journal, output, count)
+    )
     with atomic_output(output) as handle:
         handle.write(text)
-    return header["evaluation"]["status"], len(cell_texts)
+    return status, len(cells)
+
+
+def _publish_shard(
+    ledger: _ledger.Ledger,
+    output: Path,
+    journal: Path,
+    software: dict[str, Any],
+    options: Options,
+    shard: Shard,
+    count: int,
+) -> tuple[str, int]:
+    """A shard receipt: the run's identity as an unsharded run would bind it, and this shard's journal."""
+    whole = {key: value for key, value in ledger.get("identity").items() if key != "shard"}
+    meta = _run_meta(ledger, software, whole)
+    rows = (
+        (level, domain, k, json.loads(result_json))
+        for _seq, level, domain, k, result_json in ledger.rows(
+            "level, domain, k, result_json", "result_json IS NOT NULL"
+        )
+    )
+    statuses, cells = tally(rows)
+    reference = journal_reference(journal, output, shard.size(count))
+    text, status = shard_receipt_text(meta, shard, count, statuses, options.min_defined_prompts, reference)
+    with atomic_output(output) as handle:
+        handle.write(text)
+    return status, len(cells)

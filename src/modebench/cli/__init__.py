@@ -12,8 +12,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from modebench.cli import data, evaluation, report, suite, walkthrough
-from modebench.cli._common import Handler
+from modebench.cli import backends, data, evaluation, report, suite, walkthrough
+from modebench.cli._common import Handler, error_message
 from modebench.evaluation import evaluate
 from modebench.validation import InputError, loads
 
@@ -26,6 +26,7 @@ _GROUPS = (
     walkthrough,  # walkthrough
     report,  # report
     suite,  # build, calibrate, power
+    backends,  # merge
 )
 
 
@@ -65,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args, parser)
     except (ValueError, OSError) as exc:
-        _fail(parser, str(exc))
+        _fail(parser, error_message(exc))
 
 
 if __name__ == "__main__":

@@ -10,12 +10,12 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
+from modebench.api_types import Progress
 from modebench.cli._common import EXIT_FAILED, int_value, print_json
 from modebench.diagnostics import VerifierExecutionError
-from modebench.validation import InputError, loads
+from modebench.validation import InputError
 
 __all__ = ["add_commands"]
 
@@ -28,7 +28,7 @@ class _ProgressPrinter:
         self.started = time.monotonic()
         self.tty = sys.stderr.isatty()
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, event: Progress) -> None:
         if self.every == 0:
             return
         elapsed = round(time.monotonic() - self.started, 2)
@@ -39,7 +39,7 @@ class _ProgressPrinter:
             sys.stderr.write(json.dumps({**event, "elapsed_seconds": elapsed}) + "\n")
             sys.stderr.flush()
 
-    def _bar(self, event: dict[str, Any], elapsed: float) -> None:
+    def _bar(self, event: Progress, elapsed: float) -> None:
         done, total = event["completed_prompts"], event["total_prompts"]
         if total:
             filled = int(30 * done / total)
@@ -52,72 +52,49 @@ class _ProgressPrinter:
         sys.stderr.flush()
 
 
-def _failure_receipt(output: str, error: VerifierExecutionError, input_path: str) -> None:
-    from modebench.identity import file_sha256, software_identity
-    from modebench.publish import atomic_output
-
-    receipt = {
-        "schema": "modebench-saved-responses-v3",
-        "software": software_identity(),
-        "evaluation": {"status": "failed"},
-        "failure": error.diagnostic,
-        "cells": [],
-        "input_sha256": file_sha256(input_path),
-    }
-    with atomic_output(output) as handle:
-        handle.write(json.dumps(receipt, indent=2) + "\n")
-
-
 def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.streaming import evaluate_file
+    from modebench.api import EvaluationOptions, evaluate_file
 
-    if (args.cache_dir is not None or args.offline) and args.config is None:
-        raise InputError("--cache-dir and --offline require --config")
-    if args.registry is not None and args.config is None:
-        raise InputError("--registry requires --config")
-    if Path(args.output).exists():
-        raise InputError(f"output already exists: {args.output}")
     if args.progress_every < 0:
         raise InputError("--progress-every must be nonnegative")
-    run = loads(Path(args.run).read_bytes()) if args.run is not None else None
-    data_root = args.data_root
-    registry = args.registry
-    if args.config is not None:
-        from modebench import data, dataset_cache
-
-        if registry is not None:  # read once; the evaluator re-checks the split against it
-            registry = dataset_cache.load_registry(registry, offline=args.offline, cache_dir=args.cache_dir)
-
-        data_root = data.resolve_data_root(
-            args.config,
-            args.split,
-            data_root=args.data_root,
-            cache_dir=args.cache_dir,
-            offline=args.offline,
-            registry=registry,
-        )
+    options = EvaluationOptions(
+        min_defined_prompts=args.min_defined_prompts,
+        run_file=args.run,
+        data_root=args.data_root,
+        config=args.config,
+        split=args.split,
+        allow_partial=args.allow_partial,
+        registry=args.registry,
+        cache_dir=args.cache_dir,
+        offline=args.offline,
+    )
     try:
-        summary = evaluate_file(
+        receipt = evaluate_file(
             args.input,
             args.output,
-            min_defined_prompts=args.min_defined_prompts,
-            run=run,
-            data_root=data_root,
-            config=args.config,
-            split=args.split,
-            allow_partial=args.allow_partial,
-            registry=registry,
+            options=options,
             work_dir=args.work_dir,
             resume=args.resume,
-            progress=_ProgressPrinter(args.progress_every),
             workers=args.workers,
+            progress=_ProgressPrinter(args.progress_every),
+            backend=args.backend,
+            cluster_address=args.ray_address,
+            shard=args.shard,
         )
-    except VerifierExecutionError as exc:
-        _failure_receipt(args.output, exc, args.input)
+    except VerifierExecutionError:  # the failure receipt is already published
         print_json({"output": args.output, "status": "failed"})
         return EXIT_FAILED
-    print_json(summary)
-    return 0 if summary["status"] == "completed" else EXIT_FAILED
+    print_json(
+        {
+            "output": str(receipt.output),
+            "cells": receipt.cells,
+            "prompts": receipt.prompts,
+            "dataset_kind": receipt.dataset_kind,
+            "status": receipt.status,
+            "work_dir": str(receipt.work_dir),
+        }
+    )
+    return 0 if receipt.status == "completed" else EXIT_FAILED
 
 
 def add_commands(commands: Any) -> None:
@@ -138,4 +115,7 @@ def add_commands(commands: Any) -> None:
     evaluate_cmd.add_argument("--workers", type=int_value, default=1)
     evaluate_cmd.add_argument("--progress-every", type=int, default=100)
     evaluate_cmd.add_argument("--allow-partial", action="store_true")
+    from modebench.cli import backends
+
+    backends.add_evaluate_options(evaluate_cmd)
     evaluate_cmd.set_defaults(handler=_evaluate)

@@ -5,6 +5,8 @@
 * ``DIR/data/level<L>/<domain>/<split>.parquet`` — train/dev/eval with disjoint instances;
 * ``DIR/registry.json`` — the split-record registry (usable with ``--registry DIR/registry.json``);
 * ``DIR/cards/<config>.json`` — a datasheet per configuration;
+* ``DIR/README.md`` — the Hugging Face dataset card (``configs:`` per configuration, datasheets),
+  so ``datasets.load_dataset(DIR, config)`` works on the directory as it is;
 * ``DIR/manifest.json`` — SHA-256 and size of every file above.
 
 Rows come from ``plugin.generate(level, Random(f"{seed}:{config}"))`` in order, skipping any
@@ -17,17 +19,22 @@ from __future__ import annotations
 import json
 import os
 import random
-import secrets
-import shutil
 from pathlib import Path
 from typing import Any
 
 from modebench import __version__
-from modebench.contracts import DOMAINS, LEVELS, NOT_ADMITTED_LEVELS, NOT_DIFFICULTY_MATCHED
+from modebench.contracts import (
+    DOMAINS,
+    LEVELS,
+    NOT_ADMITTED_LEVELS,
+    NOT_DIFFICULTY_MATCHED,
+    normalize_level,
+)
 from modebench.domains import plugin
 from modebench.identity import digest_json, file_sha256
+from modebench.publish import atomic_directory
 from modebench.suite.cards import datasheet
-from modebench.validation import InputError
+from modebench.validation import InputError, OptionError, is_integer
 
 REGISTRY_SCHEMA = "modebench-portable-data-v1"
 MANIFEST_SCHEMA = "modebench-release-manifest-v1"
@@ -42,15 +49,19 @@ def all_configs() -> list[str]:
 
 def parse_config(config: str) -> tuple[int, str]:
     prefix, _, domain = config.partition("_")
-    if not prefix.startswith("level") or prefix[5:] not in ("1", "2", "3", "4", "5") or domain not in DOMAINS:
+    try:
+        level = normalize_level(prefix) if prefix.startswith("level") else None
+    except ValueError:
+        level = None
+    if level is None or domain not in DOMAINS:
         raise InputError(f"unknown configuration: {config}; expected level<1-5>_<domain>")
-    return int(prefix[5:]), domain
+    return level, domain
 
 
 def generate_rows(config: str, seed: int, counts: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
     """Rows per split for one configuration; instances are disjoint across splits."""
     level, domain = parse_config(config)
-    generate = plugin(domain).generate  # type: ignore[arg-type]
+    generate = plugin(domain).generate
     if generate is None:
         raise InputError(f"{domain} has no task generator")
     rng = random.Random(f"{seed}:{config}")
@@ -113,24 +124,16 @@ def build_release(
 ) -> dict[str, Any]:
     """Generate and publish a release directory; return a summary (registry hash, counts)."""
     counts = {"eval": 128, "dev": 0, "train": 0} | dict(rows or {})
-    if (
-        any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in counts.values())
-        or counts["eval"] <= 0
-    ):
-        raise InputError("--rows-eval must be positive and --rows-dev/--rows-train nonnegative")
+    if not all(is_integer(n) and n >= 0 for n in counts.values()) or counts["eval"] <= 0:
+        raise OptionError("release_rows", "rows must be positive for eval and nonnegative for dev and train")
     chosen = (
         all_configs() if configs == "all" else [name.strip() for name in configs.split(",") if name.strip()]
     )
     for name in chosen:
         parse_config(name)
-    target = Path(output)
-    if target.exists():
-        raise InputError(f"release destination already exists: {output}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.parent / f".modebench-release-{secrets.token_hex(6)}"
-    temp.mkdir()
-    try:
+    with atomic_directory(output, "release") as temp:
         records: list[dict[str, Any]] = []
+        datasheets: dict[str, dict[str, Any]] = {}
         for config in chosen:
             level, domain = parse_config(config)
             produced = generate_rows(config, seed, counts)
@@ -144,16 +147,18 @@ def build_release(
             records.extend(config_records)
             card_path = temp / "cards" / f"{config}.json"
             card_path.parent.mkdir(parents=True, exist_ok=True)
-            card_path.write_text(
-                json.dumps(datasheet(config, *parse_config(config), config_records, seed), indent=2) + "\n",
-                encoding="utf-8",
-            )
+            datasheets[config] = datasheet(config, level, domain, config_records, seed)
+            card_path.write_text(json.dumps(datasheets[config], indent=2) + "\n", encoding="utf-8")
         records.sort(key=lambda r: (r["config_name"], r["split"]))
         registry = {"schema": REGISTRY_SCHEMA, "splits": records}
         registry_text = json.dumps(registry, indent=2, sort_keys=True) + "\n"
         (temp / "registry.json").write_text(registry_text, encoding="ascii")
         # The same bytes as data/manifest.json make DIR/data a data root usable as it is.
         (temp / "data" / "manifest.json").write_text(registry_text, encoding="ascii")
+        from modebench.hub.release_dir import build_title, write_card
+
+        title, summary = build_title({"generator": f"modebench {__version__}", "seed": seed})
+        write_card(temp, records, datasheets, title=title, summary=summary)
         files = sorted(p for p in temp.rglob("*") if p.is_file())
         manifest = {
             "schema": MANIFEST_SCHEMA,
@@ -167,10 +172,6 @@ def build_release(
         (temp / "manifest.json").write_text(
             json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="ascii"
         )
-        os.rename(temp, target)
-    except BaseException:
-        shutil.rmtree(temp, ignore_errors=True)
-        raise
     return {
         "output": str(output),
         "registry": str(Path(output) / "registry.json"),
