@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -303,7 +303,9 @@ def _preflight(
             plugin_origin = domains.origin(bound["domain"])
             if plugin_origin is not None:  # a third-party domain: its journal lines name the plug-in
                 bound["plugin"] = plugin_origin
-            ledger.insert(seq, bound["level"], bound["domain"], len(record["responses"]), canonical(bound))
+            ledger.insert(
+                seq, bound["level"], bound["domain"], len(record["responses"]), prepared_text(bound, raw_text)
+            )
         seq += 1
         if seq % 100 == 0:
             ledger.commit()
@@ -329,6 +331,16 @@ def _preflight(
     ledger.put("phase", "grading")
     ledger.commit()
     _event(progress, "validated", seq, seq)
+
+
+def prepared_text(prepared: Mapping[str, Any], raw_text: str) -> str:
+    """``canonical(prepared)``, splicing in ``raw_text`` (``canonical(prepared["raw"])``, already
+    made for the records digest) instead of encoding the record, responses and all, again."""
+    before = {key: value for key, value in prepared.items() if key < "raw"}
+    after = {key: value for key, value in prepared.items() if key > "raw"}
+    head = canonical(before)[:-1] + ("," if before else "")
+    tail = ("," if after else "") + canonical(after)[1:]
+    return f'{head}"raw":{raw_text}{tail}'
 
 
 def _check_ledger(ledger: _ledger.Ledger, selection: Shard) -> int:

@@ -17,13 +17,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from modebench.contracts import normalize_domain
 from modebench.diagnostics import MAX_REPLY_BYTES, PARENT_DEADLINE_SECONDS, UNSCORABLE, result
 from modebench.domains._pipeline import encode_answer
-from modebench.worker_protocol import decode_line, groups_request, item_reply, validate_reply
+from modebench.worker_protocol import WARM_ENV, decode_line, groups_request, item_reply, validate_reply
 
 #: Start-up (interpreter + SymPy import) is bounded separately from request deadlines.
 START_SECONDS = 60.0
@@ -78,6 +79,10 @@ class BoundedWorker:
         self._buffer = bytearray()
         self._lock = threading.Lock()
         self._warming = False
+        # Domains the caller will send (``want``) and those this worker process has warmed.
+        self._wanted: frozenset[str] = frozenset()
+        self._warmed: frozenset[str] = frozenset()
+        self._want_lock = threading.Lock()
         self.starts = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -110,18 +115,44 @@ class BoundedWorker:
                 return
             self._ensure_spawned()
 
+    def want(self, domains: Iterable[Any]) -> None:
+        """Announce domains about to be graded: the worker warms them (SymPy for MathIR) before
+        its next request, under the start-up deadline, never under a grading deadline.
+
+        Every request announces its own domains, so callers need not; unknown names are skipped
+        (the worker reports them)."""
+        wanted = self._wanted
+        new = set()
+        for domain in domains:
+            if domain not in wanted:
+                try:
+                    new.add(normalize_domain(domain))
+                except (ValueError, TypeError):
+                    continue
+        if not new <= wanted:
+            with self._want_lock:
+                self._wanted = self._wanted | new
+
     def _ensure(self) -> subprocess.Popen[bytes]:
         process = self._ensure_spawned()
-        if self._warming:
-            self._warming = False
-            try:
-                line = self._read_line(time.monotonic() + START_SECONDS)
-                if json.loads(line) != {"ready": True}:
-                    raise ValueError("unexpected greeting")
-            except (_WorkerError, ValueError) as exc:
-                self.close()
-                raise _WorkerError("worker_failure", f"worker start-up failed: {exc}") from None
+        try:
+            if self._warming:
+                self._warming = False
+                self._await_ready()
+            missing = self._wanted - self._warmed
+            if missing:
+                request = {"operation": "warm", "domains": sorted(missing)}
+                self._write(json.dumps(request).encode("ascii") + b"\n", time.monotonic() + START_SECONDS)
+                self._await_ready()
+                self._warmed = self._warmed | missing
+        except (_WorkerError, ValueError) as exc:
+            self.close()
+            raise _WorkerError("worker_failure", f"worker start-up failed: {exc}") from None
         return process
+
+    def _await_ready(self) -> None:
+        if json.loads(self._read_line(time.monotonic() + START_SECONDS)) != {"ready": True}:
+            raise ValueError("unexpected greeting")
 
     def _ensure_spawned(self) -> subprocess.Popen[bytes]:
         if self._owner_pid != os.getpid():
@@ -139,6 +170,8 @@ class BoundedWorker:
 
     def _start(self) -> subprocess.Popen[bytes]:
         env = dict(os.environ if self._env is None else self._env)
+        self._warmed = self._wanted  # warmed before the ready greeting
+        env[WARM_ENV] = ",".join(sorted(self._warmed))
         process = subprocess.Popen(
             worker_command(self.module),
             stdin=subprocess.PIPE,
@@ -220,6 +253,7 @@ class BoundedWorker:
     def request(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """Send one single-reply request (``grade`` or ``reference``); always returns a result."""
         operation = str(payload.get("operation"))
+        self.want((payload.get("domain"),))
         try:
             data = json.dumps(dict(payload), allow_nan=False).encode("ascii") + b"\n"
         except (TypeError, ValueError, RecursionError):
@@ -244,6 +278,7 @@ class BoundedWorker:
         text has its own deadline window. After an unscorable item the worker is replaced and
         everything not yet graded is resent, exactly as separate requests would have been.
         """
+        self.want({group[1] for group in groups if isinstance(group[1], str)})
         results: list[list[dict[str, Any]]] = [[] for _ in groups]
         position = 0  # first group that is not complete
         strict = False  # after a failure that buffered replies may hide: one reply per flush
