@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,6 +21,20 @@ from modebench.validation import InputError, loads
 __all__ = ["evaluate", "main", "read_records"]
 
 EXIT_FAILED = 3
+#: Exit codes of a run stopped by SIGINT / SIGTERM (128 + signal number, as shells report them).
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+INTERRUPTED = "interrupted; rerun the same command with --resume"
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that it unwinds like Ctrl-C."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
 Handler = Callable[[argparse.Namespace, argparse.ArgumentParser], int]
 
 
@@ -96,7 +112,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise InputError("--cache-dir and --offline require --config")
     if args.registry is not None and args.config is None:
         raise InputError("--registry requires --config")
-    if Path(args.output).exists():
+    if Path(args.output).exists() and not args.resume:  # a resumed finished run prints its summary
         raise InputError(f"output already exists: {args.output}")
     if args.progress_every < 0:
         raise InputError("--progress-every must be nonnegative")
@@ -132,6 +148,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             resume=args.resume,
             progress=_ProgressPrinter(args.progress_every),
             workers=args.workers,
+            keep_checkpoint=args.keep_work,
         )
     except VerifierExecutionError as exc:
         _failure_receipt(args.output, exc, args.input)
@@ -186,6 +203,11 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_cmd.add_argument("--workers", type=_positive, default=1)
     evaluate_cmd.add_argument("--progress-every", type=int, default=100)
     evaluate_cmd.add_argument("--allow-partial", action="store_true")
+    evaluate_cmd.add_argument(
+        "--keep-work",
+        action="store_true",
+        help="keep the checkpoint ledger after a completed run (default: only the result journal stays)",
+    )
     evaluate_cmd.set_defaults(handler=_evaluate)
 
     from modebench import cli_data
@@ -214,10 +236,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return handler(args, parser)
     except (ValueError, OSError) as exc:
         _fail(parser, str(exc))
+    except (KeyboardInterrupt, Terminated) as exc:
+        # Committed work is kept; one line says how to continue (no traceback).
+        print(INTERRUPTED if args.command == "evaluate" else "interrupted", file=sys.stderr)
+        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":
