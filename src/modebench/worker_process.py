@@ -329,7 +329,17 @@ class BoundedWorker:
                 return [result(exc.status, detail=exc.detail) for _ in range(expected)], False
             try:
                 deadline = time.monotonic() + self.timeout_seconds
-                self._write(data, deadline)
+                try:
+                    self._write(data, deadline)
+                except _WorkerError as exc:
+                    if exc.status != "worker_failure":
+                        raise
+                    # Lost before it had read this request: no item is to blame. One fresh
+                    # worker gets the request; failing again charges the first item as usual.
+                    self.close()
+                    self._ensure()
+                    deadline = time.monotonic() + self.timeout_seconds
+                    self._write(data, deadline)
                 while len(replies) < expected:
                     reply = self._read_reply(deadline, operation, sent[len(replies)])
                     replies.append(reply)
