@@ -436,3 +436,63 @@ def test_edited_pending_reference_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="sequence 290"):
         evaluate_file(source, tmp_path / "o.json", resume=True)
     assert not (tmp_path / "o.json").exists()
+
+
+# -- item 7: report recomputes every number from the verified journal -----------------------------
+def _receipt(tmp_path: Path) -> Path:
+    records = [_record(f"p{i}", ["1+2+3", "1*2*3", "bad", "3+2+1"][: 1 + i % 4]) for i in range(12)]
+    source = _write(tmp_path / "in.jsonl", records)
+    evaluate_file(source, tmp_path / "o.json")
+    return tmp_path / "o.json"
+
+
+def _tamper(path: Path, change: Any) -> None:
+    payload = json.loads(path.read_text())
+    change(payload)
+    path.write_text(json.dumps(payload))
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("accuracy", "cells disagree"),
+        ("distinct", "cells disagree"),
+        ("status_counts", "status_counts disagree"),
+        ("input_sha256", "input_sha256 disagrees"),
+        ("dev-zero", "not a regular file"),
+        ("drop-cell", "cells disagree"),
+    ],
+)
+def test_report_refuses_numbers_its_journal_does_not_give(tmp_path: Path, case: str, message: str) -> None:
+    from modebench.reporting import read_report
+
+    receipt = _receipt(tmp_path)
+    read_report(receipt)  # the untouched receipt reads
+
+    def change(payload: dict[str, Any]) -> None:
+        cell = payload["cells"][0]
+        if case == "accuracy":
+            cell["accuracy"] = 1
+        elif case == "distinct":
+            cell["distinct_at_k"] = cell["k"]
+        elif case == "status_counts":
+            payload["evaluation"]["status_counts"]["correct"] += 1
+        elif case == "input_sha256":
+            payload["input_sha256"] = "0" * 64
+        elif case == "dev-zero":
+            payload["prompt_results"]["path"] = "/dev/zero"
+        elif case == "drop-cell":
+            payload["cells"] = payload["cells"][1:]
+
+    _tamper(receipt, change)
+    with pytest.raises(InputError, match=message):
+        read_report(receipt)
+    started = time.monotonic()
+    result = _cli("report", str(receipt), timeout=30)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+    assert time.monotonic() - started < 20
+
+
+def test_report_refuses_a_receipt_that_is_not_a_regular_file(tmp_path: Path) -> None:
+    result = _cli("report", "/dev/zero", timeout=30)
+    assert result.returncode == 2 and "not a regular file" in result.stderr

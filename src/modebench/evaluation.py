@@ -326,6 +326,35 @@ def evaluation_block(status: str, status_counts: dict[str, int], threshold: int)
     }
 
 
+def tally_results(
+    entries: Iterable[tuple[int, str, int, dict[str, Any]]],
+) -> tuple[dict[str, int], dict[tuple[int, str, int], metrics.CellAccumulator]]:
+    """Status counts and cell accumulators of per-prompt results (v4 receipt assembly)."""
+    counts: dict[str, int] = {}
+    cells: dict[tuple[int, str, int], metrics.CellAccumulator] = {}
+    for level, domain, k, result in entries:
+        for attempt in result["draws"][0]["attempts"]:
+            counts[attempt["status"]] = counts.get(attempt["status"], 0) + 1
+        accumulator = cells.setdefault((level, domain, k), metrics.CellAccumulator())
+        if result["accuracy"] is not None:
+            accumulator.add(result)
+        else:
+            accumulator.prompts += 1
+    return counts, cells
+
+
+def v4_cells(
+    cells: dict[tuple[int, str, int], metrics.CellAccumulator], threshold: int, healthy: bool
+) -> list[dict[str, Any]]:
+    """The cells of a v4 receipt, in receipt order."""
+    out = []
+    for (level, domain, k), accumulator in sorted(cells.items()):
+        cell = {"level": level, "domain": domain, "k": k, **accumulator.summary(threshold, healthy)}
+        cell["protocol_notes"] = protocol_notes(level, domain)
+        out.append(cell)
+    return out
+
+
 def receipt_header(software: dict[str, Any], preflight: Preflight) -> dict[str, Any]:
     return {"software": software, **preflight.run_block(), "dataset": preflight.dataset_block()}
 

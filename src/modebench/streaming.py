@@ -26,7 +26,8 @@ from modebench.evaluation import (
     evaluation_block,
     now_iso,
     prompt_result,
-    protocol_notes,
+    tally_results,
+    v4_cells,
 )
 from modebench.identity import canonical, digest_json, file_sha256, sha256_text, software_identity
 from modebench.metrics import CellAccumulator
@@ -57,6 +58,7 @@ __all__ = [
     "MAX_RESPONSES_PER_PROMPT",
     "REPORT_SCHEMA",
     "canonical",
+    "checkpoint_identity",
     "evaluate_file",
     "file_sha256",
     "iter_jsonl",
@@ -97,7 +99,7 @@ def _event(progress: Progress | None, phase: str, done: int, total: int | None) 
         progress({"phase": phase, "completed_prompts": done, "total_prompts": total})
 
 
-def _identity(
+def checkpoint_identity(
     input_sha: str, options: dict[str, Any], frozen: Any, software: dict[str, Any]
 ) -> dict[str, Any]:
     return {
@@ -188,7 +190,7 @@ def evaluate_file(
         # A custom registry enters the resume identity through the split record and the
         # manifest hash of its data root (the cache manifest holds the registry's bytes).
         frozen = open_frozen(root, options.config, options.split, options.allow_partial, registry)
-    identity = loads(canonical(_identity(file_sha256(source), raw_options, frozen, software)))
+    identity = loads(canonical(checkpoint_identity(file_sha256(source), raw_options, frozen, software)))
     if output.exists():
         summary = _finished(directory, output, identity, frozen is not None, keep_checkpoint)
         if summary is None:
@@ -563,17 +565,10 @@ def _publish(
     options: Options,
     count: int,
 ) -> tuple[str, int]:
-    counts: dict[str, int] = {}
-    cells: dict[tuple[int, str, int], metrics.CellAccumulator] = {}
-    for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result"):
-        result = json.loads(result_json)
-        for attempt in result["draws"][0]["attempts"]:
-            counts[attempt["status"]] = counts.get(attempt["status"], 0) + 1
-        accumulator = cells.setdefault((level, domain, k), metrics.CellAccumulator())
-        if result["accuracy"] is not None:
-            accumulator.add(result)
-        else:
-            accumulator.prompts += 1
+    counts, cells = tally_results(
+        (level, domain, k, json.loads(result_json))
+        for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result")
+    )
     healthy = not any(status in UNSCORABLE for status in counts)
     threshold = options.min_defined_prompts
     header = {
@@ -599,11 +594,7 @@ def _publish(
             "sha256": file_sha256(journal),
         },
     }
-    cell_texts = []
-    for (level, domain, k), accumulator in sorted(cells.items()):
-        cell = {"level": level, "domain": domain, "k": k, **accumulator.summary(threshold, healthy)}
-        cell["protocol_notes"] = protocol_notes(level, domain)
-        cell_texts.append(canonical(cell))
+    cell_texts = [canonical(cell) for cell in v4_cells(cells, threshold, healthy)]
     text = canonical(header)[:-1] + ',"cells":[' + ",".join(cell_texts) + "]}\n"
     with atomic_output(output) as handle:
         handle.write(text)
