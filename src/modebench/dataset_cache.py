@@ -15,6 +15,7 @@ import functools
 import hashlib
 import http.client
 import os
+import re
 import secrets
 import socket
 import time
@@ -295,7 +296,30 @@ def _file_sha256(path: Path, limit: int) -> str | None:
     return digest.hexdigest()
 
 
+#: A temporary file untouched this long was left by a killed fetch (a live one is written to
+#: continuously, and a download's overall deadline is far shorter).
+STALE_TEMP_SECONDS = 600.0
+_TEMP = re.compile(r"\.modebench-[0-9a-f]{16}")
+
+
+def sweep_stale_temps(directory: Path) -> None:
+    """Remove temporary files that killed fetches left in ``directory``."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    for entry in entries:
+        try:
+            if _TEMP.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+        except OSError:
+            continue  # raced with another fetcher: nothing to do
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
+    sweep_stale_temps(path.parent)
     temp = path.parent / f".modebench-{secrets.token_hex(8)}"
     try:
         with open(temp, "wb") as handle:
@@ -355,6 +379,7 @@ def fetch(
         return chosen.local_root
     root = cache_data_root(cache_dir, registry=chosen)
     target = _target(root, record["data_file"])
+    sweep_stale_temps(target.parent)
     if target.exists():
         # Re-verified on every reuse; a bad entry is reported, never silently replaced.
         if _file_sha256(target, MAX_DOWNLOAD_BYTES) != record["parquet_sha256"]:

@@ -220,7 +220,8 @@ def _recompute(payload: dict[str, Any], journal: Path) -> None:
 
 
 def journal_path(receipt: str | os.PathLike[str], payload: dict[str, Any]) -> Path:
-    return Path(receipt).resolve().parent / payload["prompt_results"]["path"]
+    relative: str = payload["prompt_results"]["path"]
+    return Path(receipt).resolve().parent / relative
 
 
 def iter_prompt_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
