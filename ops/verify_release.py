@@ -2,7 +2,8 @@
 
 ``python ops/verify_release.py`` checks ``provenance/release.json`` against the tree and exits 1
 on any difference (``make check`` runs it); ``--refresh`` rewrites the inventory after a change.
-Shipped files: the package under ``src/modebench`` (sources, data, bundled release), the license,
+Shipped files: the package under ``src/modebench`` (sources, data), the bundled release under
+``data/``, the license,
 citation, changelog and README, and this project's provenance and evidence records.
 """
 
@@ -24,13 +25,14 @@ TOP_LEVEL = (
     "CHANGELOG.md",
     "pyproject.toml",
     "MANIFEST.in",
+    "setup.py",
 )
 SUFFIXES = {".py", ".json", ".parquet", ".typed", ".md"}
 
 
 def shipped_files() -> list[Path]:
     files = [ROOT / name for name in TOP_LEVEL]
-    for folder in ("src/modebench", "provenance", "evidence"):
+    for folder in ("src/modebench", "data", "provenance", "evidence"):
         for path in sorted((ROOT / folder).rglob("*")):
             if (
                 path.is_file()

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from modebench.calibrate import calibrate, stratum
 from modebench.cli import main
 from modebench.domains import plugin
 from modebench.domains._pipeline import grade_in_process
-from modebench.power import detectable_delta, items_needed
-from modebench.release import build_release, generate_rows
 from modebench.streaming import evaluate_file
+from modebench.suite.build import build_release, generate_rows
+from modebench.suite.calibrate import calibrate, stratum
+from modebench.suite.power import detectable_delta, items_needed
 from modebench.validation import InputError
 
 

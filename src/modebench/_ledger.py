@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from modebench.identity import canonical
-from modebench.validation import InputError, loads
+from modebench.validation import InputError, OptionError, loads
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -162,8 +162,10 @@ def checkpoint(directory: str | os.PathLike[str], resume: bool) -> Iterator[Ledg
         try:
             path.mkdir(parents=True, exist_ok=False)
         except FileExistsError:
-            raise InputError(
-                f"checkpoint already exists: {path}; use --resume or a new destination"
+            raise OptionError(
+                "checkpoint_exists",
+                f"checkpoint already exists: {path}; resume it or use a new destination",
+                path=path,
             ) from None
     lock = open(path / "lock", "a+b")  # noqa: SIM115 - held for the whole context
     try:

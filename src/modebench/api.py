@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import pathlib
 from collections.abc import Callable, Iterator
 from typing import Any, cast
@@ -85,24 +86,24 @@ def evaluate_file(
     workers: int = 1,
     progress: Callable[[Progress], None] | None = None,
 ) -> EvaluationReceipt:
-    """Streaming, checkpointed evaluation of a JSONL file into a v4 receipt."""
-    from modebench.streaming import evaluate_file as _evaluate_file
+    """Streaming, checkpointed evaluation of a JSONL file into a v4 receipt.
+
+    Takes every option of the ``evaluate`` command (registry, cache, offline, data root, run
+    file, …), checks them the same way and writes the same receipt. When reference validation
+    cannot run, the failure receipt is published at ``output_path`` and the
+    ``VerifierExecutionError`` is raised. A preflight that fails leaves no checkpoint behind.
+    """
+    from modebench._file_evaluation import evaluate_path
 
     chosen = options if options is not None else EvaluationOptions()
-    summary = _evaluate_file(
+    summary = evaluate_path(
         input_path,
         output_path,
-        min_defined_prompts=chosen.min_defined_prompts,
-        run=copy.deepcopy(chosen.run),
-        data_root=chosen.data_root,
-        config=chosen.config,
-        split=chosen.split,
-        allow_partial=chosen.allow_partial,
-        registry=chosen.registry,
+        dataclasses.replace(chosen, run=copy.deepcopy(chosen.run)),
         work_dir=work_dir,
         resume=resume,
-        progress=cast(Callable[[dict[str, Any]], None] | None, progress),
         workers=workers,
+        progress=cast(Callable[[dict[str, Any]], None] | None, progress),
     )
     return EvaluationReceipt(
         output=pathlib.Path(summary["output"]),
@@ -110,6 +111,7 @@ def evaluate_file(
         prompts=int(summary["prompts"]),
         cells=int(summary["cells"]),
         work_dir=pathlib.Path(summary["work_dir"]),
+        dataset_kind=summary["dataset_kind"],
     )
 
 

@@ -83,8 +83,16 @@ class EvaluationOptions:
     config: str | None = None
     split: Split = "eval"
     allow_partial: bool = False
-    #: Registry path or URL for a frozen split outside the packaged 0.4.0 release.
+    #: Registry path or URL (or ``"bundled"``) for a frozen split outside the packaged 0.4.0 release.
     registry: str | None = None
+    #: Cache base for frozen splits (default ``$XDG_CACHE_HOME/modebench``); needs ``config``.
+    cache_dir: PathLike | None = None
+    #: Never download: use only verified cached splits and registries; needs ``config``.
+    offline: bool = False
+    #: Run metadata read (strict JSON) from this file instead of ``run``.
+    run_file: PathLike | None = None
+    #: Keep the checkpoint ledger after a completed run (by default only the result journal stays).
+    keep_checkpoint: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,7 @@ class EvaluationReceipt:
     prompts: int
     cells: int
     work_dir: pathlib.Path
+    dataset_kind: Literal["custom", "frozen"] = "custom"
 
 
 @dataclass(frozen=True)

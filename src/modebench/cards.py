@@ -17,7 +17,7 @@ from modebench.dataset_cache import RegistryLike, load_registry
 from modebench.domains import plugin
 from modebench.validation import InputError, loads
 
-__all__ = ["CARDS_SCHEMA", "card", "cards", "cards_bytes", "domain_text"]
+__all__ = ["CARDS_SCHEMA", "SHARED_LIMITATIONS", "card", "card_head", "cards", "cards_bytes", "domain_text"]
 
 CARDS_SCHEMA = "modebench-dataset-cards-v1"
 INTENDED_USE = (
@@ -37,9 +37,13 @@ FIELDS = {
     "answer_mode_count": "Certified mode count metadata; never send to the model.",
     "answer_mode_split": "Original split/category metadata.",
 }
-COMMON_LIMITATIONS = [
+#: Limitations every card states, whoever made the data.
+SHARED_LIMITATIONS = (
     "Mode identities are prompt-local.",
     "Report correctness and PCMD eligibility alongside diversity.",
+)
+COMMON_LIMITATIONS = [
+    *SHARED_LIMITATIONS,
     "Full higher-level construction and calibration are not consolidated into a single public generator.",
 ]
 UNIQUE_LIMITATION = "Single-answer diagnostic, separate from the main benchmark."
@@ -48,6 +52,18 @@ UNIQUE_LIMITATION = "Single-answer diagnostic, separate from the main benchmark.
 def domain_text(domain: str) -> dict[str, Any]:
     """The card sentences of a domain (``task``, ``canonical_identity``, ``source``, …), from its plug-in."""
     return dataclasses.asdict(plugin(normalize_domain(domain)).card)
+
+
+def card_head(config: str, level: int, domain: str) -> dict[str, Any]:
+    """The fields every card opens with: which configuration, and what its domain asks and keys."""
+    text = domain_text(domain)
+    return {
+        "config": config,
+        "level": level,
+        "domain": domain,
+        "task": text["task"],
+        "canonical_identity": text["canonical_identity"],
+    }
 
 
 def _admission_note(level: int, records: list[dict[str, Any]]) -> str | None:
@@ -76,11 +92,7 @@ def _card(config: str, splits: list[dict[str, Any]], records: list[dict[str, Any
     if text["limitation"] is not None:
         limitations.append(text["limitation"])
     return {
-        "config": config,
-        "level": level,
-        "domain": domain,
-        "task": text["task"],
-        "canonical_identity": text["canonical_identity"],
+        **card_head(config, level, domain),
         "intended_use": INTENDED_USE,
         "source": text["source"],
         "license": "CC-BY-4.0",

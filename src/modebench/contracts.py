@@ -18,6 +18,8 @@ DOMAIN_ALIASES: Final[dict[str, Domain]] = {"pantry": "pantry_plan"}
 BENCHMARK_CONTRACT: Final = "modebench-verifiers-v1"
 DIAGNOSTIC_CONTRACT: Final = "modebench-status-v1"
 LEVELS: Final[tuple[int, ...]] = (1, 2, 3, 4, 5)
+#: The levels as the text ``normalize_level`` accepts (``"3"``, and ``"level3"`` once stripped).
+_LEVEL_TEXTS: Final[dict[str, int]] = {str(level): level for level in LEVELS}
 
 LEVEL_ERROR: Final = "level must be 1, 2, 3, 4, or 5"
 
@@ -32,14 +34,14 @@ def normalize_level(level: object) -> int:
     if isinstance(level, bool):
         raise ValueError(LEVEL_ERROR)
     if type(level) is int:
-        if 1 <= level <= 5:
+        if level in LEVELS:
             return level
         raise ValueError(LEVEL_ERROR)
     # The reference compares str() of the value after dropping one "level" prefix from strings,
     # so numpy integers pass and 3.0 or " 1" do not.
     text = level.removeprefix("level") if isinstance(level, str) else str(level)
-    if text in ("1", "2", "3", "4", "5"):
-        return int(text)
+    if text in _LEVEL_TEXTS:
+        return _LEVEL_TEXTS[text]
     raise ValueError(LEVEL_ERROR)
 
 

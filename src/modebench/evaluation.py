@@ -8,18 +8,18 @@ bound to their registered hashes (Phase C), and only then is any response graded
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypedDict
 
 from modebench import metrics
-from modebench.contracts import NOT_DIFFICULTY_MATCHED, normalize_domain, normalize_level
+from modebench.contracts import NOT_ADMITTED_LEVELS, NOT_DIFFICULTY_MATCHED, normalize_domain, normalize_level
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
 from modebench.identity import digest_json, software_identity
 from modebench.prompts import make_messages, messages_sha256, profile_metadata
 from modebench.run_metadata import validate_run
-from modebench.validation import InputError, json_value
+from modebench.validation import InputError, json_value, positive_integer
 
 RECORD_FIELDS = (
     "id",
@@ -35,18 +35,80 @@ RECORD_FIELDS = (
 )
 SCORING_POLICY = "wrong-or-malformed-count-as-failure; verifier-errors-suppress-all-aggregates-v1"
 V3_SCHEMA = "modebench-saved-responses-v3"
-LEVEL4_NOTE = "Level 4 as a whole is not admitted."
-LEVEL4_MATHIR_NOTE = "Level 4 MathIR is not difficulty-matched."
+
+
+def admission_limits(level: int, domain: str | None = None) -> list[str]:
+    """The admission facts of a level (of one cell, given ``domain``) as clauses without a period:
+    ``Level 4 as a whole is not admitted``, ``Level 4 MathIR is not difficulty-matched``."""
+    if level not in NOT_ADMITTED_LEVELS:
+        return []
+    from modebench.domains import plugin
+
+    clauses = [f"Level {level} as a whole is not admitted"]
+    for unmatched_level, unmatched in sorted(NOT_DIFFICULTY_MATCHED):
+        if unmatched_level == level and domain in (None, unmatched):
+            clauses.append(f"Level {level} {plugin(unmatched).card.name} is not difficulty-matched")
+    return clauses
 
 
 def protocol_notes(level: int, domain: str) -> list[str]:
-    """Admission notes printed under a cell (Level 4 is not admitted as a whole)."""
-    notes: list[str] = []
-    if level == 4:
-        notes.append(LEVEL4_NOTE)
-        if (level, domain) in NOT_DIFFICULTY_MATCHED:
-            notes.append(LEVEL4_MATHIR_NOTE)
-    return notes
+    """Admission notes printed under a cell, one sentence each."""
+    return [clause + "." for clause in admission_limits(level, domain)]
+
+
+class StatusTally:
+    """Attempt statuses over a run: the receipt's ``status_counts`` and whether every attempt scored."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def add(self, result: dict[str, Any]) -> None:
+        for attempt in result["draws"][0]["attempts"]:
+            self.counts[attempt["status"]] = self.counts.get(attempt["status"], 0) + 1
+
+    @property
+    def healthy(self) -> bool:
+        """No attempt was unscorable (an evaluator failure suppresses every aggregate)."""
+        return not any(status in UNSCORABLE for status in self.counts)
+
+    def block(self, threshold: int) -> dict[str, Any]:
+        return evaluation_block("completed" if self.healthy else "failed", self.counts, threshold)
+
+
+class PreparedRecord(TypedDict):
+    """A validated input record (Phase A): where it came from, what it grades against."""
+
+    label: str  # ``line N, prompt 'id'``: the prefix of every message about this record
+    raw: dict[str, Any]  # the record as read
+    id: str
+    level: int
+    domain: str
+    row: dict[str, Any]  # ``answer`` (decoded reference) and, when given, ``problem``
+    reference_sha256: str
+
+
+class Binding(TypedDict):
+    """What a result is bound to: the reference, the registered prompt and its profile."""
+
+    reference_sha256: str
+    prompt_sha256: str | None
+    prompt_profile: dict[str, Any] | None
+
+
+class _Bound(TypedDict):
+    label: str
+    raw: dict[str, Any]
+    id: str
+    level: int
+    domain: str
+    row: dict[str, Any]
+    binding: Binding
+
+
+class BoundRecord(_Bound, total=False):
+    """A prepared record with its binding (Phase C); the file evaluator adds ``record_sha256``."""
+
+    record_sha256: str
 
 
 def now_iso() -> str:
@@ -82,12 +144,7 @@ class Options:
         split: Any = "eval",
         allow_partial: Any = False,
     ) -> Options:
-        if (
-            isinstance(min_defined_prompts, bool)
-            or not isinstance(min_defined_prompts, int)
-            or min_defined_prompts <= 0
-        ):
-            raise InputError("min_defined_prompts must be a positive integer")
+        positive_integer(min_defined_prompts, "min_defined_prompts")
         if not isinstance(allow_partial, bool):
             raise InputError("allow_partial must be a boolean")
         if config is None and (data_root is not None or allow_partial or split != "eval"):
@@ -128,7 +185,7 @@ class Preflight:
             self.run_digest = digest_json(self.run)
 
     # -- Phase A -------------------------------------------------------------------------------
-    def accept(self, record: Any, location: str, *, in_memory: bool = False) -> dict[str, Any]:
+    def accept(self, record: Any, location: str, *, in_memory: bool = False) -> PreparedRecord:
         """Validate one record; return the prepared record (without binding)."""
         label = record_label(location, record)
         if not isinstance(record, dict):
@@ -142,7 +199,7 @@ class Preflight:
         except (ValueError, TypeError, KeyError) as exc:
             raise InputError(f"{label}: {exc}") from None
 
-    def _accept(self, record: dict[str, Any], label: str, in_memory: bool) -> dict[str, Any]:
+    def _accept(self, record: dict[str, Any], label: str, in_memory: bool) -> PreparedRecord:
         if in_memory:
             json_value(record, "record")
         unknown = sorted(set(record) - set(RECORD_FIELDS))
@@ -231,14 +288,14 @@ class Preflight:
             self.frozen.finish(self)
 
     # -- Phase C -------------------------------------------------------------------------------
-    def bind(self, prepared: dict[str, Any]) -> dict[str, Any]:
+    def bind(self, prepared: PreparedRecord) -> BoundRecord:
         """Attach ``binding`` (reference/prompt hashes, prompt profile) to a prepared record."""
         try:
             return self._bind(prepared)
         except (ValueError, TypeError, KeyError) as exc:
             raise InputError(f"{prepared['label']}: {exc}") from None
 
-    def _bind(self, prepared: dict[str, Any]) -> dict[str, Any]:
+    def _bind(self, prepared: PreparedRecord) -> BoundRecord:
         raw, row = prepared["raw"], prepared["row"]
         run = self.run
         if run is not None:
@@ -258,13 +315,19 @@ class Preflight:
                     raise InputError(f"{name} requires problem text and declared run.prompt_condition")
                 if raw[name] != expected:
                     raise InputError(f"{name} does not match the registered prompt")
-        bound = {key: value for key, value in prepared.items() if key != "reference_sha256"}
-        bound["binding"] = {
-            "reference_sha256": prepared["reference_sha256"],
-            "prompt_sha256": prompt_hash,
-            "prompt_profile": profile,
+        return {
+            "label": prepared["label"],
+            "raw": raw,
+            "id": prepared["id"],
+            "level": prepared["level"],
+            "domain": prepared["domain"],
+            "row": row,
+            "binding": {
+                "reference_sha256": prepared["reference_sha256"],
+                "prompt_sha256": prompt_hash,
+                "prompt_profile": profile,
+            },
         }
-        return bound
 
     def run_block(self) -> dict[str, Any]:
         return {
@@ -280,10 +343,10 @@ class Preflight:
         return block
 
 
-Grader = Callable[[dict[str, Any]], list[dict[str, Any]]]
+Grader = Callable[[Mapping[str, Any]], list[dict[str, Any]]]
 
 
-def _grade_with_shared(prepared: dict[str, Any]) -> list[dict[str, Any]]:
+def _grade_with_shared(prepared: Mapping[str, Any]) -> list[dict[str, Any]]:
     from modebench import verifier
 
     row = prepared["row"]
@@ -293,7 +356,7 @@ def _grade_with_shared(prepared: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def prompt_result(prepared: dict[str, Any], attempts: list[dict[str, Any]]) -> dict[str, Any]:
+def prompt_result(prepared: Mapping[str, Any], attempts: list[dict[str, Any]]) -> dict[str, Any]:
     """The per-prompt result object shared by v3 receipts and the v4 journal."""
     binding = prepared["binding"]
     return {
@@ -306,7 +369,7 @@ def prompt_result(prepared: dict[str, Any], attempts: list[dict[str, Any]]) -> d
     }
 
 
-def grade_prepared(prepared: dict[str, Any], grader: Grader | None = None) -> dict[str, Any]:
+def grade_prepared(prepared: Mapping[str, Any], grader: Grader | None = None) -> dict[str, Any]:
     """Grade every response of one bound record, in order, with no short circuit."""
     attempts = (grader or _grade_with_shared)(prepared)
     return prompt_result(prepared, attempts)
@@ -328,19 +391,18 @@ def evaluation_block(status: str, status_counts: dict[str, int], threshold: int)
 
 def tally_results(
     entries: Iterable[tuple[int, str, int, dict[str, Any]]],
-) -> tuple[dict[str, int], dict[tuple[int, str, int], metrics.CellAccumulator]]:
-    """Status counts and cell accumulators of per-prompt results (v4 receipt assembly)."""
-    counts: dict[str, int] = {}
+) -> tuple[StatusTally, dict[tuple[int, str, int], metrics.CellAccumulator]]:
+    """Status tally and cell accumulators of per-prompt results (v4 receipt assembly)."""
+    tally = StatusTally()
     cells: dict[tuple[int, str, int], metrics.CellAccumulator] = {}
     for level, domain, k, result in entries:
-        for attempt in result["draws"][0]["attempts"]:
-            counts[attempt["status"]] = counts.get(attempt["status"], 0) + 1
+        tally.add(result)
         accumulator = cells.setdefault((level, domain, k), metrics.CellAccumulator())
         if result["accuracy"] is not None:
             accumulator.add(result)
         else:
             accumulator.prompts += 1
-    return counts, cells
+    return tally, cells
 
 
 def v4_cells(
@@ -402,13 +464,15 @@ def evaluate(
 
 
 def assemble_v3(
-    records: Iterable[Any], preflight: Preflight, bound: list[dict[str, Any]], results: list[dict[str, Any]]
+    records: Iterable[Any],
+    preflight: Preflight,
+    bound: Sequence[Mapping[str, Any]],
+    results: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    counts: dict[str, int] = {}
+    tally = StatusTally()
     for result in results:
-        for attempt in result["draws"][0]["attempts"]:
-            counts[attempt["status"]] = counts.get(attempt["status"], 0) + 1
-    healthy = not any(status in UNSCORABLE for status in counts)
+        tally.add(result)
+    healthy = tally.healthy
     threshold = preflight.options.min_defined_prompts
     groups: dict[tuple[int, str, int], list[dict[str, Any]]] = {}
     for item, result in zip(bound, results):
@@ -421,7 +485,7 @@ def assemble_v3(
         "created_at": now_iso(),
         "records_sha256": digest_json(list(records)),
         **receipt_header(software_identity(), preflight),
-        "evaluation": evaluation_block("completed" if healthy else "failed", counts, threshold),
+        "evaluation": tally.block(threshold),
         "cells": cells,
     }
 
@@ -445,11 +509,16 @@ def v3_cell(
 
 
 __all__ = [
+    "Binding",
+    "BoundRecord",
     "Options",
+    "PreparedRecord",
     "Preflight",
+    "StatusTally",
     "RECORD_FIELDS",
     "SCORING_POLICY",
     "evaluate",
+    "admission_limits",
     "evaluation_block",
     "grade_prepared",
     "prompt_result",

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import subprocess
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import modebench
 from modebench.contracts import BENCHMARK_CONTRACT, DIAGNOSTIC_CONTRACT
@@ -32,12 +33,21 @@ def digest_json(value: Any) -> str:
     return sha256_text(canonical(value))
 
 
-def file_sha256(path: str | Path) -> str:
+def bounded_file_sha256(path: str | os.PathLike[str], limit: int | None) -> str | None:
+    """SHA-256 of a file, or ``None`` once it proves longer than ``limit`` bytes (no limit: ``None``)."""
     digest = hashlib.sha256()
+    total = 0
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
+            total += len(block)
+            if limit is not None and total > limit:
+                return None
             digest.update(block)
     return digest.hexdigest()
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    return cast(str, bounded_file_sha256(path, None))  # without a limit there is always a digest
 
 
 @cache
@@ -45,7 +55,12 @@ def _source_files() -> tuple[tuple[str, str], ...]:
     # Hashed once per process: the package does not change under a running evaluator.
     files = []
     for path in sorted(PACKAGE_DIR.rglob("*")):
-        if path.suffix in (".py", ".json") and path.is_file() and "__pycache__" not in path.parts:
+        # The bundled release is data (installed as _bundled_release), not software.
+        if (
+            path.suffix in (".py", ".json")
+            and path.is_file()
+            and not {"__pycache__", "_bundled_release"} & set(path.parts)
+        ):
             files.append((path.relative_to(PACKAGE_DIR).as_posix(), file_sha256(path)))
     return tuple(files)
 

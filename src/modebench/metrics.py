@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any, Final
 
 from modebench.diagnostics import STATUSES, UNSCORABLE, VerifierExecutionError
+from modebench.validation import is_integer
 
 POOLED: Final = "pooled"
 PER_GROUP: Final = "per_group"
@@ -25,7 +26,7 @@ FAILED_PCMD: Final[dict[str, Any]] = {"d_mode": None, "reportable": False, "reas
 def _counts(counts: Mapping[Any, Any] | Iterable[Any]) -> list[int]:
     values = list(counts.values()) if isinstance(counts, Mapping) else list(counts)
     for value in values:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        if not is_integer(value) or value < 0:
             raise ValueError("verified mode counts must be nonnegative integers")
     return values
 
@@ -41,7 +42,7 @@ def mode_diversity(counts: Mapping[Any, Any] | Iterable[Any]) -> float | None:
 
 def rarefied_distinct(counts: Mapping[Any, Any] | Iterable[Any], depth: int = 2) -> float | None:
     """Expected distinct modes in ``depth`` verified draws without replacement."""
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
+    if not is_integer(depth) or depth <= 0:
         raise ValueError("rarefaction depth must be a positive integer")
     values = _counts(counts)
     total = sum(values)
@@ -108,11 +109,7 @@ def prompt_mode_diversity(draws: Sequence[Mapping[str, Any]], aggregation: str =
 
 
 def _threshold(min_defined_prompts: Any) -> int:
-    if (
-        isinstance(min_defined_prompts, bool)
-        or not isinstance(min_defined_prompts, int)
-        or min_defined_prompts <= 0
-    ):
+    if not is_integer(min_defined_prompts) or min_defined_prompts <= 0:
         raise ValueError("min_defined_prompts must be a positive integer")
     return min_defined_prompts
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from modebench.diagnostics import MAX_REQUEST_BYTES
 from modebench.domains._pipeline import encode_answer, parent_precheck, request_overhead, text_precheck
+from modebench.validation import is_integer
 from modebench.worker_process import BoundedWorker
 from modebench.worker_protocol import groups_request
 
@@ -142,7 +143,7 @@ class ParallelGrader:
     """Context manager owning N lazily started workers."""
 
     def __init__(self, workers: int = 1) -> None:
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers <= 0:
+        if not is_integer(workers) or workers <= 0:
             raise ValueError("workers must be a positive integer")
         if workers > MAX_WORKERS:
             raise ValueError(f"workers must be between 1 and {MAX_WORKERS}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,7 +34,7 @@ def atomic_output(
     )  # noqa: SIM115
     try:
         with handle:
-            yield handle  # type: ignore[misc]
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         if replace:
@@ -50,4 +51,25 @@ def atomic_output(
             temp.unlink()
 
 
-__all__ = ["atomic_output"]
+@contextmanager
+def atomic_directory(path: str | os.PathLike[str], label: str) -> Iterator[Path]:
+    """Fill a new temporary sibling directory, then rename it to ``path``; on any error remove it.
+
+    ``path`` must not exist (``<label> destination already exists: <path>``), so a published
+    directory is never changed: a changed one is a new one.
+    """
+    target = Path(path)
+    if target.exists():
+        raise InputError(f"{label} destination already exists: {os.fspath(path)}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = target.parent / f".modebench-{label}-{secrets.token_hex(6)}"
+    temp.mkdir()
+    try:
+        yield temp
+        os.rename(temp, target)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+
+
+__all__ = ["atomic_directory", "atomic_output"]

@@ -18,7 +18,7 @@ from typing import Any
 
 from modebench.contracts import normalize_domain, normalize_level
 from modebench.identity import canonical
-from modebench.validation import InputError, loads
+from modebench.validation import InputError, is_integer, loads, positive_integer
 
 V3 = "modebench-saved-responses-v3"
 V4 = "modebench-saved-responses-v4"
@@ -49,8 +49,7 @@ def _check_cell(cell: Any, completed: bool) -> None:
         raise InputError(f"incomplete report cell: {exc}") from None
     try:
         k = cell["k"]
-        if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
-            raise InputError("report k must be a positive integer")
+        positive_integer(k, "report k")
         notes = cell.get("protocol_notes", [])
         if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
             raise InputError("invalid protocol notes")
@@ -122,7 +121,7 @@ def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) ->
         if not isinstance(reference.get("sha256"), str) or not _HEX64.fullmatch(reference["sha256"]):
             raise InputError("missing detailed-result hash")
         records = reference.get("records")
-        if isinstance(records, bool) or not isinstance(records, int) or records < 1:
+        if not is_integer(records) or records < 1:
             raise InputError("invalid detailed-result count")
         if verify_results:
             journal = journal_path(path, payload)
@@ -188,7 +187,6 @@ def _journal_entries(journal: Path, expected: int) -> Iterator[dict[str, Any]]:
 
 def _recompute(payload: dict[str, Any], journal: Path) -> None:
     """Refuse a v4 receipt whose status, status counts or cells disagree with its journal."""
-    from modebench.diagnostics import UNSCORABLE
     from modebench.evaluation import tally_results, v4_cells
 
     evaluation = payload["evaluation"]
@@ -196,7 +194,7 @@ def _recompute(payload: dict[str, Any], journal: Path) -> None:
     if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold <= 0:
         raise InputError("receipt evaluation has no valid min_defined_prompts")
     try:
-        counts, cells = tally_results(
+        tally, cells = tally_results(
             (entry["level"], entry["domain"], entry["k"], entry["result"])
             for entry in _journal_entries(journal, payload["prompt_results"]["records"])
         )
@@ -204,7 +202,7 @@ def _recompute(payload: dict[str, Any], journal: Path) -> None:
         if isinstance(exc, InputError):
             raise
         raise InputError(f"detailed-result entry is incomplete: {exc}") from None
-    healthy = not any(status in UNSCORABLE for status in counts)
+    healthy, counts = tally.healthy, tally.counts
     if evaluation["status"] != ("completed" if healthy else "failed"):
         raise InputError("receipt evaluation status disagrees with its result journal")
     if evaluation.get("status_counts") != dict(sorted(counts.items())):

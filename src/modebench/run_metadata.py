@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from modebench.prompts import CONDITIONS
-from modebench.validation import InputError, json_value
+from modebench.validation import InputError, json_value, positive_integer
 
 _FIELDS = ("generation", "model", "prompt_condition")
 
@@ -29,9 +29,7 @@ def validate_run(run: Any) -> dict[str, Any]:
     if not isinstance(generation, dict) or not generation:
         raise InputError("run.generation must be a nonempty object of generation settings")
     if "draws_per_prompt" in generation:
-        draws = generation["draws_per_prompt"]
-        if isinstance(draws, bool) or not isinstance(draws, int) or draws <= 0:
-            raise InputError("run.generation.draws_per_prompt must be a positive integer")
+        positive_integer(generation["draws_per_prompt"], "run.generation.draws_per_prompt")
     if copy["prompt_condition"] not in CONDITIONS:
         raise InputError("run.prompt_condition is not a supported prompt condition")
     return copy

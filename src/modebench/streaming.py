@@ -19,11 +19,10 @@ from typing import Any
 
 from modebench import _ledger, metrics
 from modebench._ledger import checkpoint
-from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
+from modebench.diagnostics import VerifierExecutionError
 from modebench.evaluation import (
     Options,
     Preflight,
-    evaluation_block,
     now_iso,
     prompt_result,
     tally_results,
@@ -33,7 +32,7 @@ from modebench.identity import canonical, digest_json, file_sha256, sha256_text,
 from modebench.metrics import CellAccumulator
 from modebench.parallel import MAX_WORKERS, ParallelGrader
 from modebench.publish import atomic_output
-from modebench.validation import InputError, loads
+from modebench.validation import InputError, loads, positive_integer
 
 MAX_RESPONSES_PER_PROMPT = 4096
 MAX_INPUT_LINE_BYTES = 16_777_216
@@ -157,8 +156,7 @@ def evaluate_file(
     After a completed run the ledger is removed (the journal the receipt names stays) unless
     ``keep_checkpoint``. Resuming a run whose receipt is already published returns its summary.
     """
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers <= 0:
-        raise InputError("workers must be a positive integer")
+    positive_integer(workers, "workers")
     if workers > MAX_WORKERS:
         raise InputError(f"workers must be between 1 and {MAX_WORKERS}")
     source = input_file(input_path)
@@ -349,13 +347,12 @@ def _preflight(
             raise InputError(f"line {number}: record is nested too deeply") from None
         records_digest.update((b"," if seq else b"") + raw_text.encode("utf-8"))
         try:
-            prepared = preflight.bind(prepared)
+            bound = preflight.bind(prepared)
         except InputError as exc:
-            binding_error = binding_error or exc
-        prepared["record_sha256"] = sha256_text(raw_text)
-        ledger.insert(
-            seq, prepared["level"], prepared["domain"], len(record["responses"]), canonical(prepared)
-        )
+            binding_error = binding_error or exc  # the run fails with it: nothing to store
+        else:
+            bound["record_sha256"] = sha256_text(raw_text)
+            ledger.insert(seq, bound["level"], bound["domain"], len(record["responses"]), canonical(bound))
         seq += 1
         if seq % 100 == 0:
             ledger.commit()
@@ -565,11 +562,11 @@ def _publish(
     options: Options,
     count: int,
 ) -> tuple[str, int]:
-    counts, cells = tally_results(
+    tally, cells = tally_results(
         (level, domain, k, json.loads(result_json))
         for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result")
     )
-    healthy = not any(status in UNSCORABLE for status in counts)
+    healthy = tally.healthy
     threshold = options.min_defined_prompts
     header = {
         "schema": REPORT_SCHEMA,
@@ -581,7 +578,7 @@ def _publish(
         "generation_metadata_status": ledger.get("generation_metadata_status"),
         "run_sha256": ledger.get("run_sha256"),
         "dataset": ledger.get("dataset"),
-        "evaluation": evaluation_block("completed" if healthy else "failed", counts, threshold),
+        "evaluation": tally.block(threshold),
         "execution": {
             "checkpoint_schema": CHECKPOINT_SCHEMA,
             "identity_sha256": digest_json(ledger.get("identity")),

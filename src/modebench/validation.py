@@ -8,13 +8,36 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
-__all__ = ["InputError", "json_value", "loads", "positive_integer", "validate_reference", "validate_run"]
+__all__ = [
+    "InputError",
+    "OptionError",
+    "json_value",
+    "loads",
+    "is_integer",
+    "positive_integer",
+    "unit_fraction",
+    "validate_reference",
+    "validate_run",
+]
 
 
 class InputError(ValueError):
     """Invalid input, configuration, dataset, cache, checkpoint or receipt (not a wrong answer)."""
+
+
+class OptionError(InputError):
+    """An invalid option value or combination, said in the library's terms.
+
+    ``code`` names the rule and ``details`` hold the values the message shows, so a front end can
+    say the same thing in its own words (the CLI names its flags; see ``modebench.cli._common``).
+    """
+
+    def __init__(self, code: str, message: str, **details: object) -> None:
+        super().__init__(message)
+        self.code = code
+        self.details = details
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -65,11 +88,26 @@ def loads(data: str | bytes | bytearray) -> Any:
     return value
 
 
-def positive_integer(value: object, label: str) -> int:
-    """Return ``value`` if it is a positive non-bool int, else raise ``InputError``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InputError(f"{label} must be a positive integer")
+def is_integer(value: object) -> TypeGuard[int]:
+    """An ``int`` that is not a ``bool`` (JSON ``true`` is never a count)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def positive_integer(value: object, label: str, *, option: bool = False) -> int:
+    """Return ``value`` if it is a positive non-bool int, else raise ``InputError``.
+
+    With ``option=True`` ``label`` is an option's name and the error an :class:`OptionError`.
+    """
+    if not is_integer(value) or value <= 0:
+        message = f"{label} must be a positive integer"
+        raise OptionError("positive_integer", message, option=label) if option else InputError(message)
     return value
+
+
+def unit_fraction(value: float, option: str) -> None:
+    """``0 < value < 1`` for the option called ``option`` (a probability, a fraction)."""
+    if not 0 < value < 1:
+        raise OptionError("unit_fraction", f"{option} must be between 0 and 1", option=option)
 
 
 def json_value(value: object, label: str = "value") -> Any:

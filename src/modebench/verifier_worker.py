@@ -258,15 +258,18 @@ def _group_grader(level: Any, domain: Any, answer_json: str) -> Any:
         fault = _FAULT
         if fault and text == FAULT_TEXT:
             _inject(fault)
-        if reference is None:
+        current = reference
+        if current is None:
             try:
                 number, found = resolve(level, domain)
-                reference = (number, found, REFERENCES.get_encoded(number, found, answer_json)[1])
+                current = (number, found, REFERENCES.get_encoded(number, found, answer_json)[1])
             except ReferenceProblem as exc:
-                reference = exc
-        if isinstance(reference, ReferenceProblem):
-            return invalid_reference(reference, text)
-        return reply_guard(grade_text(*reference, text))
+                current = exc
+            reference = current
+        if isinstance(current, ReferenceProblem):
+            return invalid_reference(current, text)
+        number, found, parsed = current
+        return reply_guard(grade_text(number, found, parsed, text))
 
     return grade
 

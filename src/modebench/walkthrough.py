@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import shutil
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from modebench.prompts import make_messages
+from modebench.publish import atomic_directory
 from modebench.reporting import summarize
-from modebench.validation import InputError
 
 __all__ = ["bundle", "export", "summarize"]
 
@@ -31,14 +28,8 @@ def bundle() -> dict[str, Any]:
 
 def export(directory: str | os.PathLike[str]) -> dict[str, Any]:
     """Write tasks, responses, run metadata and expectations into a new directory."""
-    target = Path(directory)
-    if target.exists():
-        raise InputError(f"walkthrough destination already exists: {directory}")
-    data = bundle()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.parent / f".modebench-walkthrough-{secrets.token_hex(6)}"
-    temp.mkdir()
-    try:
+    with atomic_directory(directory, "walkthrough") as temp:
+        data = bundle()
         tasks = []
         for record in data["records"]:
             messages = make_messages(record["level"], record["domain"], record)
@@ -51,10 +42,6 @@ def export(directory: str | os.PathLike[str]) -> dict[str, Any]:
         )
         (temp / "run.json").write_text(json.dumps(data["run"], indent=2) + "\n", encoding="utf-8")
         (temp / "expected.json").write_text(json.dumps(data["expected"], indent=2) + "\n", encoding="utf-8")
-        os.rename(temp, target)
-    except BaseException:
-        shutil.rmtree(temp, ignore_errors=True)
-        raise
     return {
         "directory": str(directory),
         "domains": len(data["records"]),

@@ -37,7 +37,7 @@ def test_verified_fetch_installs_file_and_registry_manifest(server: Server, tmp_
     assert summary == {"data_root": str(root), "config": pub.config, "split": "eval", "verified": True}
     assert (root / "manifest.json").read_bytes() == pub.raw
     assert (root.parent / pub.record["data_file"]).read_bytes() == pub.data
-    assert not [path for path in cache_files(cache) if path.name.startswith(".modebench-")]
+    assert not [path for path in cache_files(cache) if path.name.startswith(".")]  # no temporary file left
 
 
 def test_each_registry_gets_its_own_partition(server: Server, tmp_path: Path) -> None:
@@ -292,7 +292,7 @@ def test_concurrent_fetches_share_one_verified_entry(server: Server, tmp_path: P
     files = cache_files(tmp_path / "c")
     data_files = [path for path in files if path.parent.name != "registries"]  # remembered registry
     assert sorted(path.name for path in data_files) == ["eval.parquet", "manifest.json"]
-    assert not [path for path in files if path.name.startswith(".modebench-")]
+    assert not [path for path in files if path.name.startswith(".")]  # no temporary file left
 
 
 def test_data_files_resolve_against_the_registry_directory() -> None:
@@ -318,8 +318,9 @@ def test_temporary_files_of_killed_fetches_are_swept(server: Server, tmp_path: P
     assert run(capsys, *fetch_args(pub.registry_url, pub.config, cache))[0] == 0
     partition = cache.resolve() / hashlib.sha256(pub.raw).hexdigest()
     data_dir = (partition / pub.record["data_file"]).parent
-    stale = [data_dir / ".modebench-00112233445566aa", partition / "data" / ".modebench-ffeeddccbbaa9988"]
-    fresh = data_dir / ".modebench-0123456789abcdef"  # a fetch running right now: left alone
+    data_name = Path(pub.record["data_file"]).name
+    stale = [data_dir / f".{data_name}-00112233aabb", partition / "data" / ".manifest.json-ffeeddccbbaa"]
+    fresh = data_dir / f".{data_name}-0123456789ab"  # a fetch running right now: left alone
     old = time.time() - 3600
     for path in [*stale, fresh]:
         path.write_bytes(b"partial")

@@ -59,7 +59,7 @@ class PromptTemplate:
     template_name: str
     system: str
     #: Transforms the row's problem into the user message (identity for most domains).
-    user: Callable[[str], str] = staticmethod(lambda problem: problem)  # type: ignore[assignment]
+    user: Callable[[str], str] = staticmethod(lambda problem: problem)
     response_surface: str = "boxed_final_answer"
     canonical_action_task: str = "none"
     trusted_quantity_projection: bool = False

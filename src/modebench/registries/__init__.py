@@ -21,8 +21,8 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from modebench.contracts import DOMAINS, normalize_domain
-from modebench.validation import InputError, loads
+from modebench.contracts import DOMAINS, LEVEL_ERROR, LEVELS, normalize_domain
+from modebench.validation import InputError, is_integer, loads
 
 __all__ = [
     "DATA_ORIGIN",
@@ -109,14 +109,14 @@ def _check_record(record: Any) -> tuple[str, str]:
         raise InputError(f"registry record {config} requires a split of train, dev, or eval")
     label = f"{config}/{split}"
     level = record.get("level")
-    if isinstance(level, bool) or level not in (1, 2, 3, 4, 5):
-        raise InputError(f"registry record {label}: level must be 1, 2, 3, 4, or 5")
+    if isinstance(level, bool) or level not in LEVELS:
+        raise InputError(f"registry record {label}: {LEVEL_ERROR}")
     domain = record.get("domain")
     if domain not in DOMAINS:
         raise InputError(f"registry record {label}: unsupported ModeBench domain: {domain}")
     normalize_domain(domain)
     rows = record.get("rows")
-    if isinstance(rows, bool) or not isinstance(rows, int) or rows <= 0:
+    if not is_integer(rows) or rows <= 0:
         raise InputError(f"registry record {label}: dataset rows must be a positive integer")
     if not isinstance(record.get("parquet_sha256"), str) or not _HEX64.fullmatch(record["parquet_sha256"]):
         raise InputError(f"registry record {label}: dataset requires a SHA-256 identity")

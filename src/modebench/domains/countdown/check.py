@@ -55,7 +55,7 @@ def _evaluate(node: ast.AST, literals: list[int]) -> Number:
             if type(left) is int and type(right) is int:
                 quotient, remainder = divmod(left, right)
                 return quotient if remainder == 0 else Fraction(left, right)
-            return left / right  # at least one Fraction: exact
+            return Fraction(left) / right  # at least one Fraction: exact
         raise _NotCountdown("unsupported operator")  # **, //, …
     if kind is _Constant:
         value = node.value  # type: ignore[attr-defined]
@@ -106,7 +106,7 @@ def check_sides(ref: CountdownRef, side_texts: list[str]) -> tuple[str | None, b
             tree = compile(side, "<unknown>", "eval", _ONLY_AST, True)
         except SyntaxError:
             continue
-        body = tree.body  # type: ignore[attr-defined]
+        body = tree.body
         literals: list[int] = []
         try:
             value = _evaluate(body, literals)

@@ -7,7 +7,7 @@ module applies only the Countdown-specific rules, in the spec's order, first fai
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from modebench.domains._protocol import InvalidReference
 
@@ -22,7 +22,7 @@ class CountdownRef:
     sorted_numbers: tuple[int, ...]
 
 
-def _is_json_integer(value: Any) -> bool:
+def _is_json_integer(value: Any) -> TypeGuard[int]:
     # bool is an int subclass in Python but a distinct JSON type; floats (even 3.0) are rejected.
     return type(value) is int
 

@@ -225,7 +225,7 @@ def _candidate(params: LevelParams, rng: random.Random) -> dict[str, Any] | None
     family = rng.choice(sorted(FAMILIES))
     pool, cap = FAMILIES[family]
     ids = sorted(rng.sample(pool, min(rng.choice(params.rows), len(pool))))
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "id": ident,
             "available_g": rng.choice(AVAILABLE),

@@ -7,8 +7,9 @@ Each handler converts its arguments and calls one public function; errors are ra
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
+
+from modebench.cli._common import print_json
 
 __all__ = ["add_commands"]
 
@@ -16,24 +17,20 @@ SPLITS = ("train", "dev", "eval")
 REGISTRY_HELP = "registry JSON (path or URL) instead of the packaged ModeBench 0.4.0 registry"
 
 
-def _print(value: Any, indent: int | None = None) -> None:
-    print(json.dumps(value, indent=indent), flush=True)
+def _source(args: argparse.Namespace) -> dict[str, Any]:
+    """The flags naming where a split comes from, as the library's keyword arguments."""
+    return {
+        "data_root": args.data_root,
+        "cache_dir": args.cache_dir,
+        "offline": args.offline,
+        "registry": args.registry,
+    }
 
 
 def _prepare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from modebench.data import export_requests
 
-    _print(
-        export_requests(
-            args.output,
-            args.config,
-            args.split,
-            data_root=args.data_root,
-            cache_dir=args.cache_dir,
-            offline=args.offline,
-            registry=args.registry,
-        )
-    )
+    print_json(export_requests(args.output, args.config, args.split, **_source(args)))
     return 0
 
 
@@ -47,7 +44,7 @@ def _list(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _card(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from modebench.cards import card
 
-    _print(card(args.config, registry=args.registry), indent=2)
+    print_json(card(args.config, registry=args.registry), indent=2)
     return 0
 
 
@@ -57,24 +54,15 @@ def _fetch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     root = fetch(
         args.config, args.split, cache_dir=args.cache_dir, offline=args.offline, registry=args.registry
     )
-    _print({"data_root": str(root), "config": args.config, "split": args.split, "verified": True})
+    print_json({"data_root": str(root), "config": args.config, "split": args.split, "verified": True})
     return 0
 
 
 def _inspect(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from modebench.data import inspect
 
-    payload = inspect(
-        args.config,
-        args.split,
-        args.row,
-        show_reference=args.show_reference,
-        data_root=args.data_root,
-        cache_dir=args.cache_dir,
-        offline=args.offline,
-        registry=args.registry,
-    )
-    _print(payload, indent=2)
+    payload = inspect(args.config, args.split, args.row, show_reference=args.show_reference, **_source(args))
+    print_json(payload, indent=2)
     return 0
 
 

@@ -6,53 +6,38 @@ import argparse
 import json
 from typing import Any
 
-from modebench.publish import atomic_output
-
 
 def _calibrate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.calibrate import calibrate, render
+    from modebench.suite.calibrate import calibrate, render
 
     result = calibrate(
         args.receipt,
         seed=args.seed,
         dev_fraction=args.dev_fraction,
         keep_non_discriminating=args.keep_non_discriminating,
+        output=args.output,
     )
-    if args.output is not None:
-        with atomic_output(args.output) as handle:
-            handle.write(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2) if args.json else render(result))
     return 0
 
 
 def _power(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.power import detectable_delta, items_needed
+    from modebench.suite.power import plan, render
 
-    if (args.delta is None) == (args.items is None):
-        raise ValueError("give exactly one of --delta (items needed) or --items (detectable difference)")
-    if args.items is not None:
-        delta = detectable_delta(args.items, args.discordant, args.alpha, args.power)
-        result: dict[str, Any] = items_needed(
-            delta, args.discordant, args.alpha, args.power, args.draws
-        ).as_dict()
-        result["items"] = args.items
-        result["responses"] = args.items * args.draws
-        result["detectable_delta"] = delta
-    else:
-        result = items_needed(args.delta, args.discordant, args.alpha, args.power, args.draws).as_dict()
-    if args.json:
-        print(json.dumps(result, indent=2))
-    elif args.items is not None:
-        print(f"minimum detectable difference with {args.items} items: {result['detectable_delta']:.4f}")
-    else:
-        print(
-            f"items needed: {result['items']} ({result['responses']} responses at {args.draws} draws per prompt)"
-        )
+    result = plan(
+        discordant=args.discordant,
+        delta=args.delta,
+        items=args.items,
+        alpha=args.alpha,
+        power=args.power,
+        draws=args.draws,
+    )
+    print(json.dumps(result, indent=2) if args.json else render(result))
     return 0
 
 
 def _build(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.release import build_release
+    from modebench.suite.build import build_release
 
     summary = build_release(
         args.output,

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import Any
 
-from modebench.validation import InputError
+from modebench.validation import InputError, OptionError, positive_integer, unit_fraction
 
 _NORMAL = NormalDist()
 
@@ -40,16 +40,15 @@ class PowerResult:
 
 
 def _check(delta: float, discordant: float, alpha: float, power: float, draws: int) -> None:
-    if not 0 < alpha < 1:
-        raise InputError("--alpha must be between 0 and 1")
-    if not 0 < power < 1:
-        raise InputError("--power must be between 0 and 1")
+    unit_fraction(alpha, "alpha")
+    unit_fraction(power, "power")
     if not 0 < discordant <= 1:
-        raise InputError("--discordant must be in (0, 1]")
+        raise OptionError("discordant_range", "discordant must be in (0, 1]")
     if not 0 < delta or delta * delta >= discordant or delta > discordant:
-        raise InputError("--delta must be positive and smaller than the discordant rate (and δ² < ψ)")
-    if isinstance(draws, bool) or not isinstance(draws, int) or draws <= 0:
-        raise InputError("--draws must be a positive integer")
+        raise OptionError(
+            "delta_range", "delta must be positive and smaller than the discordant rate (and δ² < ψ)"
+        )
+    positive_integer(draws, "draws", option=True)
 
 
 def items_needed(
@@ -66,8 +65,7 @@ def items_needed(
 
 def detectable_delta(items: int, discordant: float, alpha: float = 0.05, power: float = 0.8) -> float:
     """The smallest accuracy difference ``items`` paired items detect with the given power."""
-    if isinstance(items, bool) or not isinstance(items, int) or items <= 0:
-        raise InputError("--items must be a positive integer")
+    positive_integer(items, "items", option=True)
     low, high = 1e-9, min(discordant, math.sqrt(discordant)) * (1 - 1e-12)
     if items_needed(high, discordant, alpha, power).items > items:
         raise InputError("no detectable difference: too few items for this discordant rate")
@@ -80,4 +78,38 @@ def detectable_delta(items: int, discordant: float, alpha: float = 0.05, power: 
     return high
 
 
-__all__ = ["PowerResult", "detectable_delta", "items_needed"]
+__all__ = ["PowerResult", "detectable_delta", "items_needed", "plan", "render"]
+
+
+def plan(
+    *,
+    discordant: float,
+    delta: float | None = None,
+    items: int | None = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    draws: int = 1,
+) -> dict[str, Any]:
+    """Items needed to detect ``delta``, or (given ``items``) the difference they can detect."""
+    if delta is not None and items is None:
+        return items_needed(delta, discordant, alpha, power, draws).as_dict()
+    if items is None or delta is not None:
+        raise OptionError(
+            "power_target", "give exactly one of delta (items needed) or items (detectable difference)"
+        )
+    detectable = detectable_delta(items, discordant, alpha, power)
+    result = items_needed(detectable, discordant, alpha, power, draws).as_dict()
+    result["items"] = items
+    result["responses"] = items * draws
+    result["detectable_delta"] = detectable
+    return result
+
+
+def render(result: dict[str, Any]) -> str:
+    """One line: the detectable difference of a fixed item count, or the items a difference needs."""
+    if "detectable_delta" in result:
+        return f"minimum detectable difference with {result['items']} items: {result['detectable_delta']:.4f}"
+    return (
+        f"items needed: {result['items']} ({result['responses']} responses at "
+        f"{result['draws_per_prompt']} draws per prompt)"
+    )

@@ -9,14 +9,16 @@ reports on test, and anyone can re-derive the split from the receipt and the see
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections import defaultdict
 from typing import Any
 
 from modebench.identity import file_sha256
+from modebench.publish import atomic_output
 from modebench.reporting import iter_cell_results, read_report
-from modebench.validation import InputError
+from modebench.validation import InputError, unit_fraction
 
 EASY_ABOVE = 0.8
 HARD_BELOW = 0.4
@@ -37,10 +39,13 @@ def calibrate(
     seed: int = 0,
     dev_fraction: float = 0.5,
     keep_non_discriminating: bool = False,
+    output: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
-    """Per-task strata, per-cell summaries and a seeded stratified dev/test selection."""
-    if not 0 < dev_fraction < 1:
-        raise InputError("--dev-fraction must be between 0 and 1")
+    """Per-task strata, per-cell summaries and a seeded stratified dev/test selection.
+
+    With ``output`` the calibration JSON is also published there (atomically, never overwriting).
+    """
+    unit_fraction(dev_fraction, "dev_fraction")
     payload = read_report(receipt)
     if payload["evaluation"]["status"] != "completed":
         raise InputError("calibration requires a completed receipt: scores of a failed run are unavailable")
@@ -83,7 +88,7 @@ def calibrate(
         cell = cells[key]
         cell["mean_pass_rate"] = cell.pop("pass_rate_sum") / cell["tasks"]
         summaries.append(cell)
-    return {
+    result = {
         "schema": SCHEMA,
         "receipt_sha256": file_sha256(receipt),
         "thresholds": {"easy_above": EASY_ABOVE, "hard_below": HARD_BELOW},
@@ -93,6 +98,10 @@ def calibrate(
             tasks, seed=seed, dev_fraction=dev_fraction, keep_non_discriminating=keep_non_discriminating
         ),
     }
+    if output is not None:
+        with atomic_output(output) as handle:
+            handle.write(json.dumps(result, indent=2) + "\n")
+    return result
 
 
 def select(

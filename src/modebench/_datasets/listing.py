@@ -1,0 +1,44 @@
+"""What a registry offers: its bytes, its records, and the text of ``datasets list``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from modebench._datasets.sources import RegistryLike, load_registry
+from modebench.validation import InputError
+
+__all__ = ["discover", "listing", "registry_bytes"]
+
+
+def registry_bytes(registry: RegistryLike = None) -> bytes:
+    """The exact registry bytes (for the packaged one: the 0.4.0 ``frozen_splits.json``)."""
+    return load_registry(registry).raw
+
+
+def discover(
+    config: str | None = None, split: str | None = None, *, registry: RegistryLike = None
+) -> list[dict[str, Any]]:
+    """Registry records matching the optional filters, in registry order."""
+    return load_registry(registry).select(config, split)
+
+
+def listing(
+    config: str | None = None,
+    split: str | None = None,
+    *,
+    as_json: bool = False,
+    registry: RegistryLike = None,
+) -> str:
+    """The text of ``datasets list``; no network for the packaged registry."""
+    records = discover(config, split, registry=registry)
+    if not records:
+        raise InputError(f"unknown dataset selection: {config or '*'}/{split or '*'}; use datasets list")
+    if as_json:
+        return json.dumps(records, indent=2)
+    lines = ["level domain config split rows"]
+    for record in sorted(records, key=lambda r: (r["level"], r["domain"], r["config_name"], r["split"])):
+        lines.append(
+            f"{record['level']} {record['domain']} {record['config_name']} {record['split']} {record['rows']}"
+        )
+    return "\n".join(lines)

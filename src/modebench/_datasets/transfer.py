@@ -1,0 +1,130 @@
+"""Downloads bounded by one overall deadline and a byte cap.
+
+A stalled socket must not block past the deadline: every connection gets the time *remaining*
+until one overall deadline, for the connect and for the response headers, and the body loop
+re-arms the socket timeout before each read. ``urlopen``, ``MAX_DOWNLOAD_BYTES`` and
+``DOWNLOAD_TIMEOUT_SECONDS`` are read from ``modebench.dataset_cache`` at call time, so that
+callers (and tests) can replace them there.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.client
+import socket
+import time
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+from modebench.validation import InputError
+
+__all__ = ["CHUNK_BYTES", "DOWNLOAD_TIMEOUT_SECONDS", "MAX_DOWNLOAD_BYTES", "transfer", "urlopen"]
+
+MAX_DOWNLOAD_BYTES = 33_554_432
+DOWNLOAD_TIMEOUT_SECONDS = 30
+CHUNK_BYTES = 65_536
+
+
+def _remaining(deadline: float) -> float:
+    return max(deadline - time.monotonic(), 0.001)
+
+
+class _DeadlineConnection:
+    """Connect (TCP, TLS) and wait for headers only as long as the overall deadline allows."""
+
+    timeout: float | None
+    sock: Any
+
+    def __init__(self, *args: Any, deadline: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline = deadline
+
+    def connect(self) -> None:
+        self.timeout = _remaining(self._deadline)
+        super().connect()  # type: ignore[misc]
+        self.sock.settimeout(_remaining(self._deadline))
+
+
+class _DeadlineHTTPConnection(_DeadlineConnection, http.client.HTTPConnection):
+    pass
+
+
+class _DeadlineHTTPSConnection(_DeadlineConnection, http.client.HTTPSConnection):
+    pass
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, deadline: float) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(functools.partial(_DeadlineHTTPConnection, deadline=self._deadline), req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: float) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        connection = functools.partial(_DeadlineHTTPSConnection, deadline=self._deadline)
+        return self.do_open(connection, req, context=self._context)  # type: ignore[attr-defined]
+
+
+def urlopen(url: str, timeout: float = DOWNLOAD_TIMEOUT_SECONDS) -> Any:
+    """Open ``url`` so that connecting and receiving the headers end within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    opener = urllib.request.build_opener(_HTTPHandler(deadline), _HTTPSHandler(deadline))
+    return opener.open(url, timeout=timeout)
+
+
+def _socket_of(response: Any) -> socket.socket | None:
+    # http.client keeps the socket behind a buffered SocketIO; fakes and file:// responses have none.
+    raw = getattr(getattr(response, "fp", None), "raw", None)
+    sock = getattr(raw, "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def transfer(url: str, sink: Callable[[bytes], None], what: str, hint: str = "") -> None:
+    """Stream ``url`` into ``sink`` under the byte cap and one overall deadline."""
+    from modebench import dataset_cache as settings  # the public names, read at call time
+
+    limit = settings.MAX_DOWNLOAD_BYTES
+    timeout = settings.DOWNLOAD_TIMEOUT_SECONDS
+    deadline = time.monotonic() + timeout
+    total = 0
+    try:
+        with settings.urlopen(url, timeout=timeout) as response:
+            declared = getattr(response, "headers", None)
+            length = declared.get("Content-Length") if declared is not None else None
+            if length is not None and length.isdigit() and int(length) > limit:
+                raise InputError(f"{what} exceeds byte limit")
+            while True:
+                if time.monotonic() >= deadline:
+                    raise InputError(f"{what} deadline exceeded")
+                sock = _socket_of(response)
+                if sock is not None:
+                    sock.settimeout(_remaining(deadline))
+                chunk = response.read1(CHUNK_BYTES)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if time.monotonic() >= deadline:
+                    raise InputError(f"{what} deadline exceeded")
+                if total > limit:
+                    raise InputError(f"{what} exceeds byte limit")
+                sink(chunk)
+            # http.client's read1 ends quietly at a premature EOF; a short body is a failed transfer.
+            missing = getattr(response, "length", None)
+            if isinstance(missing, int) and missing > 0:
+                raise http.client.IncompleteRead(b"", missing)
+    except InputError:
+        raise
+    except TimeoutError:
+        raise InputError(f"{what} deadline exceeded") from None
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        if time.monotonic() >= deadline:
+            raise InputError(f"{what} deadline exceeded") from None
+        raise InputError(f"{what} failed: {exc}{hint}") from None

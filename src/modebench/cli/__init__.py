@@ -1,0 +1,98 @@
+"""Command-line interface: one module per command group, each a thin skin over the library.
+
+A command module exposes ``add_commands(commands)`` and its handlers parse flags, call one
+public function and print. ``main`` maps ``InputError``/``ValueError``/``OSError`` to exit 2
+with the message on stderr (no traceback); an evaluation that did not complete exits 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from modebench.cli import data, evaluation, report, suite, walkthrough
+from modebench.cli._common import Handler, error_message
+from modebench.evaluation import evaluate
+from modebench.validation import InputError, loads
+
+__all__ = ["build_parser", "evaluate", "main", "read_records"]
+
+#: Command groups in the order ``modebench --help`` lists them.
+_GROUPS = (
+    evaluation,  # evaluate
+    data,  # prepare, datasets
+    walkthrough,  # walkthrough
+    report,  # report
+    suite,  # build, calibrate, power
+)
+
+
+def read_records(raw: bytes | str) -> tuple[list[Any], list[str]]:
+    """Parse JSONL text into records and ``line N`` locations (blank lines are skipped)."""
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    records, locations = [], []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(loads(line))
+        except InputError as exc:
+            raise InputError(f"line {number}: {exc}") from None
+        locations.append(f"line {number}")
+    return records, locations
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="modebench", description="Grade saved model responses for correctness and mode diversity."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    for group in _GROUPS:
+        group.add_commands(commands)
+    return parser
+
+
+#: Exit codes of a run stopped by SIGINT / SIGTERM (128 + signal number, as shells report them).
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+INTERRUPTED = "interrupted; rerun the same command with --resume"
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that it unwinds like Ctrl-C."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
+def _fail(parser: argparse.ArgumentParser, message: str) -> NoReturn:
+    parser.error(message)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.handler
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return handler(args, parser)
+    except (ValueError, OSError) as exc:
+        _fail(parser, error_message(exc))
+    except (KeyboardInterrupt, Terminated) as exc:
+        # Committed work is kept (workers are already stopped); one line says how to continue.
+        print(INTERRUPTED if args.command == "evaluate" else "interrupted", file=sys.stderr)
+        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

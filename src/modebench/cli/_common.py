@@ -1,0 +1,59 @@
+"""What every command module shares: the handler type, exit codes, JSON printing and the
+translation of library errors into the CLI's words.
+
+Exit codes: 0 success, 2 bad input (argparse's own code, raised through ``parser.error``), 3 an
+evaluation that did not complete (``EXIT_FAILED``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from typing import Any
+
+from modebench.validation import OptionError
+
+__all__ = ["EXIT_FAILED", "Handler", "error_message", "int_value", "print_json"]
+
+EXIT_FAILED = 3
+Handler = Callable[[argparse.Namespace, argparse.ArgumentParser], int]
+
+#: Library rules (``OptionError.code``) said with flag names. ``{option}`` is the library's option
+#: name spelled as a flag (``dev_fraction`` → ``dev-fraction``); other fields are the error's details.
+FLAG_MESSAGES = {
+    "cache_requires_config": "--cache-dir and --offline require --config",
+    "registry_requires_config": "--registry requires --config",
+    "checkpoint_exists": "checkpoint already exists: {path}; use --resume or a new destination",
+    "registry_not_cached": "registry is not cached: {source}; run datasets fetch without --offline",
+    "dataset_not_cached": "dataset is not cached: {label}; run datasets fetch without --offline",
+    "positive_integer": "--{option} must be a positive integer",
+    "unit_fraction": "--{option} must be between 0 and 1",
+    "discordant_range": "--discordant must be in (0, 1]",
+    "delta_range": "--delta must be positive and smaller than the discordant rate (and δ² < ψ)",
+    "release_rows": "--rows-eval must be positive and --rows-dev/--rows-train nonnegative",
+    "power_target": "give exactly one of --delta (items needed) or --items (detectable difference)",
+}
+
+
+def error_message(error: Exception) -> str:
+    """The text the CLI prints for a library error: flag names where the library named options."""
+    if isinstance(error, OptionError) and error.code in FLAG_MESSAGES:
+        details = dict(error.details)
+        if "option" in details:
+            details["option"] = str(details["option"]).replace("_", "-")
+        return FLAG_MESSAGES[error.code].format(**details)
+    return str(error)
+
+
+def print_json(value: Any, indent: int | None = None) -> None:
+    """One JSON document on stdout, flushed (a pipe reader sees it at once)."""
+    print(json.dumps(value, indent=indent), flush=True)
+
+
+def int_value(text: str) -> int:
+    """An ``int`` argument whose range the library checks (so its message is the library's)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None

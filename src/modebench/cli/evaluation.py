@@ -1,0 +1,121 @@
+"""The ``evaluate`` command: grade a saved-response JSONL file into a receipt.
+
+(The module is not called ``evaluate``: ``modebench.cli.evaluate`` is the evaluation function
+itself, a name users import.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from modebench.api_types import Progress
+from modebench.cli._common import EXIT_FAILED, int_value, print_json
+from modebench.diagnostics import VerifierExecutionError
+from modebench.validation import InputError
+
+__all__ = ["add_commands"]
+
+
+class _ProgressPrinter:
+    """JSON progress events on a pipe; a live one-line bar when stderr is a terminal."""
+
+    def __init__(self, every: int) -> None:
+        self.every = every
+        self.started = time.monotonic()
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, event: Progress) -> None:
+        if self.every == 0:
+            return
+        elapsed = round(time.monotonic() - self.started, 2)
+        if self.tty:
+            self._bar(event, elapsed)
+            return
+        if event["phase"] != "grading" or event["completed_prompts"] % self.every == 0:
+            sys.stderr.write(json.dumps({**event, "elapsed_seconds": elapsed}) + "\n")
+            sys.stderr.flush()
+
+    def _bar(self, event: Progress, elapsed: float) -> None:
+        done, total = event["completed_prompts"], event["total_prompts"]
+        if total:
+            filled = int(30 * done / total)
+            rate = done / elapsed if elapsed > 0 else 0.0
+            line = f"{event['phase']:<10} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} prompts  {rate:,.0f}/s"
+        else:
+            line = f"{event['phase']:<10} {done} prompts"
+        end = "\n" if event["phase"] == "complete" else ""
+        sys.stderr.write("\r" + line.ljust(78) + end)
+        sys.stderr.flush()
+
+
+def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from modebench.api import EvaluationOptions, evaluate_file
+
+    if args.progress_every < 0:
+        raise InputError("--progress-every must be nonnegative")
+    options = EvaluationOptions(
+        min_defined_prompts=args.min_defined_prompts,
+        run_file=args.run,
+        data_root=args.data_root,
+        config=args.config,
+        split=args.split,
+        allow_partial=args.allow_partial,
+        registry=args.registry,
+        cache_dir=args.cache_dir,
+        offline=args.offline,
+        keep_checkpoint=args.keep_work,
+    )
+    try:
+        receipt = evaluate_file(
+            args.input,
+            args.output,
+            options=options,
+            work_dir=args.work_dir,
+            resume=args.resume,
+            workers=args.workers,
+            progress=_ProgressPrinter(args.progress_every),
+        )
+    except VerifierExecutionError:  # the failure receipt is already published
+        print_json({"output": args.output, "status": "failed"})
+        return EXIT_FAILED
+    print_json(
+        {
+            "output": str(receipt.output),
+            "cells": receipt.cells,
+            "prompts": receipt.prompts,
+            "dataset_kind": receipt.dataset_kind,
+            "status": receipt.status,
+            "work_dir": str(receipt.work_dir),
+        }
+    )
+    return 0 if receipt.status == "completed" else EXIT_FAILED
+
+
+def add_commands(commands: Any) -> None:
+    evaluate_cmd = commands.add_parser("evaluate", help="grade a saved-response JSONL file into a v4 receipt")
+    evaluate_cmd.add_argument("input")
+    evaluate_cmd.add_argument("--output", required=True)
+    evaluate_cmd.add_argument("--min-defined-prompts", type=int, default=30)
+    evaluate_cmd.add_argument("--run")
+    evaluate_cmd.add_argument("--config")
+    evaluate_cmd.add_argument("--split", choices=("train", "dev", "eval"), default="eval")
+    roots = evaluate_cmd.add_mutually_exclusive_group()
+    roots.add_argument("--data-root")
+    roots.add_argument("--cache-dir")
+    evaluate_cmd.add_argument("--offline", action="store_true")
+    evaluate_cmd.add_argument("--registry", help="registry JSON (path or URL) instead of the packaged one")
+    evaluate_cmd.add_argument("--resume", action="store_true")
+    evaluate_cmd.add_argument("--work-dir")
+    evaluate_cmd.add_argument("--workers", type=int_value, default=1)
+    evaluate_cmd.add_argument("--progress-every", type=int, default=100)
+    evaluate_cmd.add_argument("--allow-partial", action="store_true")
+    evaluate_cmd.add_argument(
+        "--keep-work",
+        action="store_true",
+        help="keep the checkpoint ledger after a completed run (default: only the result journal stays)",
+    )
+    evaluate_cmd.set_defaults(handler=_evaluate)

@@ -1,0 +1,23 @@
+"""The ``walkthrough`` command: export the offline five-domain example."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from modebench.cli._common import print_json
+
+__all__ = ["add_commands"]
+
+
+def _walkthrough(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from modebench.walkthrough import export
+
+    print_json(export(args.directory))
+    return 0
+
+
+def add_commands(commands: Any) -> None:
+    walkthrough_cmd = commands.add_parser("walkthrough", help="export the offline five-domain example")
+    walkthrough_cmd.add_argument("--directory", required=True)
+    walkthrough_cmd.set_defaults(handler=_walkthrough)

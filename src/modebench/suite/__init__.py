@@ -1,0 +1,7 @@
+"""Building a frozen suite: generate a release, calibrate it from a pilot run, size a comparison.
+
+* ``modebench.suite.build`` — a fresh, never-published release (Parquet, registry, manifest);
+* ``modebench.suite.cards`` — the datasheet of each configuration of a generated release;
+* ``modebench.suite.calibrate`` — difficulty strata and a dev/test split from a pilot receipt;
+* ``modebench.suite.power`` — items needed for a paired accuracy comparison (McNemar).
+"""
