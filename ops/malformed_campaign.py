@@ -183,8 +183,17 @@ def campaign(root: Path, files: int, subprocesses: int, seed: int, oversize: int
     def reference_check(self: Any, level: Any, domain: Any, answer: Any) -> dict[str, Any]:
         return verifier.reference_check_with(shared, level, domain, answer)
 
+    saved = parallel.ParallelGrader.prestart, parallel.ParallelGrader.reference_check
     parallel.ParallelGrader.prestart = lambda self: None  # type: ignore[method-assign]
     parallel.ParallelGrader.reference_check = reference_check  # type: ignore[method-assign]
+    try:
+        return _run_cases(root, files, subprocesses, seed, oversize)
+    finally:
+        parallel.ParallelGrader.prestart, parallel.ParallelGrader.reference_check = saved  # type: ignore[method-assign]
+        shared.close()
+
+
+def _run_cases(root: Path, files: int, subprocesses: int, seed: int, oversize: int) -> dict[str, Any]:
     rng = random.Random(seed)
     kinds = sorted(GENERATORS) + [DUPLICATE]
     plan = [OVERSIZE] * oversize + [kinds[index % len(kinds)] for index in range(files - oversize)]
@@ -218,7 +227,6 @@ def campaign(root: Path, files: int, subprocesses: int, seed: int, oversize: int
         by_kind[kind] += 1
         source.unlink()
         case.rmdir() if not left else None
-    shared.close()
     return {
         "files": files,
         "subprocess_runs": len(real),
