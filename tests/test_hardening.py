@@ -496,3 +496,26 @@ def test_report_refuses_numbers_its_journal_does_not_give(tmp_path: Path, case: 
 def test_report_refuses_a_receipt_that_is_not_a_regular_file(tmp_path: Path) -> None:
     result = _cli("report", "/dev/zero", timeout=30)
     assert result.returncode == 2 and "not a regular file" in result.stderr
+
+
+def test_edited_result_with_a_recomputed_chain_is_refused_by_the_journal(tmp_path: Path) -> None:
+    from modebench import _ledger
+    from modebench.streaming import _journal_line
+
+    source = _interrupted_checkpoint(tmp_path)
+    ledger = tmp_path / "o.json.work" / "ledger.sqlite3"
+
+    def perfect(result: dict[str, Any]) -> dict[str, Any]:
+        result["accuracy"] = 1.0
+        return result
+
+    _edit_blob(ledger, "result", 7, perfect)
+    with sqlite3.connect(ledger) as db:  # the forger also rewrites every chain link
+        link = _ledger.CHAIN_START
+        rows = db.execute("SELECT seq, prepared, result FROM prompts WHERE result IS NOT NULL ORDER BY seq")
+        for seq, prepared, result in rows.fetchall():
+            line = _journal_line(seq, json.loads(zlib.decompress(prepared)), zlib.decompress(result).decode())
+            link = _ledger.chain_link(link, line)
+            db.execute("UPDATE prompts SET chain = ? WHERE seq = ?", (link, seq))
+    with pytest.raises(InputError, match="sequence 7 disagrees with the result journal"):
+        evaluate_file(source, tmp_path / "o.json", resume=True)
