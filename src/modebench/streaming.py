@@ -250,11 +250,12 @@ def _finished(
         return None
     if (directory / _ledger.LEDGER_NAME).is_file():
         with _ledger.checkpoint(directory, True) as ledger:
-            if ledger.has("identity") and ledger.get("identity") == identity:
+            ours = ledger.has("identity") and ledger.get("identity") == identity
+            if ours:
                 ledger.put("phase", "complete")
                 ledger.put("output_sha256", file_sha256(output))
                 ledger.commit()
-        if not keep_checkpoint:
+        if ours and not keep_checkpoint:
             _ledger.drop_ledger(directory)
     return _summary(
         output,
