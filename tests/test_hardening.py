@@ -519,3 +519,16 @@ def test_edited_result_with_a_recomputed_chain_is_refused_by_the_journal(tmp_pat
             db.execute("UPDATE prompts SET chain = ? WHERE seq = ?", (link, seq))
     with pytest.raises(InputError, match="sequence 7 disagrees with the result journal"):
         evaluate_file(source, tmp_path / "o.json", resume=True)
+
+
+def test_temporaries_of_a_killed_rewrite_or_publication_are_swept(tmp_path: Path) -> None:
+    source = _interrupted_checkpoint(tmp_path)
+    journal_temp = tmp_path / "o.json.work" / ".results.jsonl-0123456789ab"
+    receipt_temp = tmp_path / ".o.json-abcdef012345"
+    for path in (journal_temp, receipt_temp):
+        path.write_text("partial")
+    old = time.time() - 3600
+    os.utime(receipt_temp, (old, old))
+    evaluate_file(source, tmp_path / "o.json", resume=True)
+    assert not journal_temp.exists() and not receipt_temp.exists()
+    assert {p.name for p in (tmp_path / "o.json.work").iterdir()} == {"results.jsonl"}

@@ -14,8 +14,10 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import sqlite3
+import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -200,6 +202,28 @@ def _unborn(path: Path) -> bool:
 def discard(directory: str | os.PathLike[str]) -> None:
     """Remove a checkpoint directory that never reached grading."""
     shutil.rmtree(directory, ignore_errors=True)
+
+
+def sweep_temporaries(final: Path, older_than: float = 0.0) -> None:
+    """Remove ``atomic_output`` temporaries of ``final`` left by a killed evaluator.
+
+    Called only while this checkpoint's exclusive lock is held, so inside the checkpoint whoever
+    wrote them is dead; beside the output (which another checkpoint could target) only
+    temporaries older than ``older_than`` seconds are taken.
+    """
+    cutoff = time.time() - older_than
+    pattern = re.compile(re.escape(f".{final.name}-") + "[0-9a-f]{12}")
+    try:
+        entries = list(os.scandir(final.parent))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if pattern.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                if older_than <= 0 or entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+        except FileNotFoundError:
+            pass
 
 
 def drop_ledger(directory: str | os.PathLike[str]) -> None:

@@ -490,6 +490,7 @@ def _repair_journal(ledger: _ledger.Ledger, journal: Path) -> tuple[Any, bytes]:
     copy only is refused by its sequence number. A missing or cut tail is normal after a kill.
     Returns the running journal digest and the last chain link.
     """
+    _ledger.sweep_temporaries(journal)  # a rewrite cut short by a kill
     digest = hashlib.sha256()
     link = _ledger.CHAIN_START
     old = _existing_lines(journal)
@@ -593,6 +594,7 @@ def _publish(
         },
     }
     cell_texts = [canonical(cell) for cell in v4_cells(cells, threshold, healthy)]
+    _ledger.sweep_temporaries(output, older_than=60.0)  # a publication cut short by a kill
     text = canonical(header)[:-1] + ',"cells":[' + ",".join(cell_texts) + "]}\n"
     with atomic_output(output) as handle:
         handle.write(text)
