@@ -7,7 +7,7 @@ does one whose predecessor died before creating its work directory). Every chain
 receipt cells and a journal byte-identical to the uninterrupted run, and nothing but the
 journal left in the work directory.
 
-    python ops/kill_campaign.py --prompts 20000 --kills 40 --per-chain 20 --output evidence/kill-campaign.json
+    python ops/kill_campaign.py --prompts 20000 --kills 20 --seed 1 --output evidence/kill-campaign-1.json
 
 The test suite runs a reduced version (``tests/test_kill_campaign.py``).
 """
