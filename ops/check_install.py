@@ -96,6 +96,18 @@ def run(command: list[str], cwd: Path) -> str:
     return done.stdout
 
 
+# The installed bundled release ships its dataset card; an export loads with datasets as load_split does.
+HUB_CHECK = """
+from importlib import resources
+import datasets
+from modebench.data import load_split
+card = resources.files("modebench._bundled_release").joinpath("README.md").read_text()
+assert "config_name: level2_mathir" in card
+loaded = datasets.load_dataset("hub-release", "level2_mathir", cache_dir="hf-datasets")
+assert loaded["eval"].to_list() == load_split("hub-release/data", "level2_mathir", "eval").to_list()
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--artifact", required=True, help="wheel (.whl) or sdist (.tar.gz) to install")
@@ -158,6 +170,8 @@ def main() -> None:
             )
             lines = (work / "requests.jsonl").read_text().splitlines()
             assert lines and all("answer" not in json.loads(line) for line in lines)
+            run([cli, "datasets", "export", "hub-release", "--registry", "bundled"], work)
+            run([python, "-c", HUB_CHECK], work)
         print(f"check_install: {artifact.name} ({args.profile}) ok")
 
 

@@ -60,6 +60,9 @@ def evaluate_path(
     resume: bool = False,
     workers: int = 1,
     progress: Callable[[dict[str, Any]], None] | None = None,
+    backend: str = "local",
+    cluster_address: str | None = None,
+    shard: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``input_path`` into a v4 receipt; return the summary of the streaming evaluator.
 
@@ -69,6 +72,11 @@ def evaluate_path(
     from modebench.streaming import evaluate_file
 
     _check(options, output_path, resume)
+    if cluster_address is not None and backend != "ray":
+        raise OptionError("address_requires_ray", "a cluster address applies only to the ray back end")
+    from modebench.backends.shard import parse_shard
+
+    selected = parse_shard(shard) if shard is not None else None
     run = options.run
     if options.run_file is not None:
         run = loads(Path(options.run_file).read_bytes())
@@ -97,6 +105,9 @@ def evaluate_path(
             progress=progress,
             workers=workers,
             keep_checkpoint=options.keep_checkpoint,
+            backend=backend,
+            cluster_address=cluster_address,
+            shard=selected,
         )
     except VerifierExecutionError as exc:
         _failure_receipt(output_path, exc, Path(input_path))

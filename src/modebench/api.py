@@ -35,6 +35,7 @@ __all__ = [
     "Task",
     "VerifierExecutionError",
     "evaluate_file",
+    "export_dataset",
     "grade",
     "iter_results",
     "load_tasks",
@@ -58,6 +59,23 @@ def load_tasks(
     yield from data.iter_tasks(
         config, split, data_root=data_root, cache_dir=cache_dir, offline=offline, registry=registry
     )
+
+
+def export_dataset(
+    directory: PathLike,
+    *,
+    registry: str | None = None,
+    cache_dir: PathLike | None = None,
+    offline: bool = False,
+) -> dict[str, Any]:
+    """Write a registry's verified splits as a Hugging Face dataset directory (``docs/datasets-hub.md``).
+
+    ``registry`` is a path, URL, ``bundled`` or ``hf://datasets/OWNER/NAME@COMMIT``; ``None`` is the
+    packaged ModeBench 0.4.0 registry. Returns a summary (output, registry_sha256, configs, splits, rows).
+    """
+    from modebench.hub.export import export_release
+
+    return export_release(directory, registry=registry, cache_dir=cache_dir, offline=offline)
 
 
 def make_prompt(task: Task, condition: str = "registered_hints_v1") -> list[ChatMessage]:
@@ -85,13 +103,14 @@ def evaluate_file(
     resume: bool = False,
     workers: int = 1,
     progress: Callable[[Progress], None] | None = None,
+    backend: str = "local",
+    cluster_address: str | None = None,
+    shard: str | None = None,
 ) -> EvaluationReceipt:
     """Streaming, checkpointed evaluation of a JSONL file into a v4 receipt.
 
-    Takes every option of the ``evaluate`` command (registry, cache, offline, data root, run
-    file, …), checks them the same way and writes the same receipt. When reference validation
-    cannot run, the failure receipt is published at ``output_path`` and the
-    ``VerifierExecutionError`` is raised. A preflight that fails leaves no checkpoint behind.
+    ``backend="ray"`` grades on Ray actors (the cluster at ``cluster_address``, or a local one);
+    ``shard="I/N"`` grades only that shard into a shard receipt for ``merge_shards``.
     """
     from modebench._file_evaluation import evaluate_path
 
@@ -104,6 +123,9 @@ def evaluate_file(
         resume=resume,
         workers=workers,
         progress=cast(Callable[[dict[str, Any]], None] | None, progress),
+        backend=backend,
+        cluster_address=cluster_address,
+        shard=shard,
     )
     return EvaluationReceipt(
         output=pathlib.Path(summary["output"]),
@@ -155,3 +177,14 @@ def iter_results(path: PathLike) -> Iterator[PromptResult]:
 
     for item in iter_prompt_results(path):
         yield cast(PromptResult, item)
+
+
+def merge_shards(shards: list[PathLike], output_path: PathLike) -> dict[str, Any]:
+    """Merge the shard receipts of one run into the receipt and journal of the unsharded run.
+
+    Refuses shards of different runs, duplicates and gaps, naming them. Returns a summary
+    (``output``, ``cells``, ``prompts``, ``shards``, ``status``).
+    """
+    from modebench.backends.shard import merge
+
+    return merge(shards, output_path)

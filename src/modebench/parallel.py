@@ -81,7 +81,23 @@ def _requests(
     return requests
 
 
-class _Chunk:
+Requests = list[tuple[list[tuple[int, int, int]], list[Any], "bytes | None"]]
+
+
+def grade_requests(worker: BoundedWorker, requests: Requests, groups: int) -> list[list[dict[str, Any]]]:
+    """Send a chunk's encoded requests to ``worker``; the replies of each of ``groups`` groups.
+
+    A chunk's requests are plain data, so a remote back end ships them to a grader elsewhere and
+    calls this same function there.
+    """
+    graded: list[list[dict[str, Any]]] = [[] for _ in range(groups)]
+    for request, pieces, data in requests:
+        for (index, _, _), replies in zip(request, worker.grade_groups(pieces, data)):
+            graded[index].extend(replies)
+    return graded
+
+
+class Chunk:
     """Prompts made ready for one worker: planned, split into requests, requests encoded.
 
     Building a chunk and finishing it (``finish``) need no worker, so the pool does both on the
@@ -95,7 +111,7 @@ class _Chunk:
             for prepared, plan in zip(prompts, self.plans)
         ]
         fixed = [len(plan.answer_json) for plan in self.plans]
-        self.requests: list[tuple[list[tuple[int, int, int]], list[Any], bytes | None]] = []
+        self.requests: Requests = []
         for request in _requests(self.groups, fixed):
             pieces = [
                 (*self.groups[index][:3], self.groups[index][3][start:stop]) for index, start, stop in request
@@ -108,11 +124,7 @@ class _Chunk:
 
     def grade(self, worker: BoundedWorker) -> list[list[dict[str, Any]]]:
         """The worker's replies for each group's distinct texts."""
-        graded: list[list[dict[str, Any]]] = [[] for _ in self.groups]
-        for request, pieces, data in self.requests:
-            for (index, _, _), replies in zip(request, worker.grade_groups(pieces, data)):
-                graded[index].extend(replies)
-        return graded
+        return grade_requests(worker, self.requests, len(self.groups))
 
     def finish(self, graded: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
         """Every prompt's attempts in response order, repeats given their own copies."""
@@ -130,7 +142,7 @@ class _Chunk:
 
 def grade_prompts(worker: BoundedWorker, prompts: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """Grade all responses of several bound records in few worker round trips (input order)."""
-    chunk = _Chunk(prompts)
+    chunk = Chunk(prompts)
     return chunk.finish(chunk.grade(worker))
 
 
@@ -199,7 +211,7 @@ class ParallelGrader:
             self._local.worker = worker
         return worker
 
-    def _grade(self, chunk: _Chunk) -> list[list[dict[str, Any]]]:
+    def _grade(self, chunk: Chunk) -> list[list[dict[str, Any]]]:
         if self._cancelled.is_set():
             raise RuntimeError("grading cancelled")
         return chunk.grade(self._worker())
@@ -216,7 +228,7 @@ class ParallelGrader:
         """
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="modebench-grader")
-        window: deque[tuple[list[tuple[int, dict[str, Any]]], _Chunk, Future[list[list[dict[str, Any]]]]]] = (
+        window: deque[tuple[list[tuple[int, dict[str, Any]]], Chunk, Future[list[list[dict[str, Any]]]]]] = (
             deque()
         )
         limit = CHUNKS_PER_WORKER * self.workers
@@ -228,7 +240,7 @@ class ParallelGrader:
                 if not chunk:
                     exhausted = True
                     break
-                ready = _Chunk([prepared for _, prepared in chunk])
+                ready = Chunk([prepared for _, prepared in chunk])
                 window.append((chunk, ready, self._executor.submit(self._grade, ready)))
             if not window:
                 return
@@ -237,4 +249,4 @@ class ParallelGrader:
                 yield seq, prepared, attempts
 
 
-__all__ = ["MAX_WORKERS", "ParallelGrader", "grade_prompt", "grade_prompts"]
+__all__ = ["MAX_WORKERS", "ParallelGrader", "grade_prompt", "grade_prompts", "grade_requests"]

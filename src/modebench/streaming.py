@@ -19,10 +19,13 @@ from typing import Any
 
 from modebench import _ledger, metrics
 from modebench._ledger import checkpoint
+from modebench.backends import Grader, make_grader
+from modebench.backends.shard import WHOLE, Shard, shard_receipt_text
 from modebench.diagnostics import VerifierExecutionError
 from modebench.evaluation import (
     Options,
     Preflight,
+    StatusTally,
     now_iso,
     prompt_result,
     tally_results,
@@ -30,7 +33,7 @@ from modebench.evaluation import (
 )
 from modebench.identity import canonical, digest_json, file_sha256, sha256_text, software_identity
 from modebench.metrics import CellAccumulator
-from modebench.parallel import MAX_WORKERS, ParallelGrader
+from modebench.parallel import MAX_WORKERS
 from modebench.publish import atomic_output
 from modebench.validation import InputError, loads, positive_integer
 
@@ -99,9 +102,9 @@ def _event(progress: Progress | None, phase: str, done: int, total: int | None) 
 
 
 def checkpoint_identity(
-    input_sha: str, options: dict[str, Any], frozen: Any, software: dict[str, Any]
+    input_sha: str, options: dict[str, Any], frozen: Any, software: dict[str, Any], shard: Shard | None = None
 ) -> dict[str, Any]:
-    return {
+    identity = {
         "schema": CHECKPOINT_SCHEMA,
         "input_sha256": input_sha,
         "options": options,
@@ -111,6 +114,11 @@ def checkpoint_identity(
         "input_line_limit": MAX_INPUT_LINE_BYTES,
         "responses_per_prompt_limit": MAX_RESPONSES_PER_PROMPT,
     }
+    if shard is not None:
+        # A shard's checkpoint resumes only as the same shard; the merged receipt names the
+        # identity without this key, which is the unsharded run's.
+        identity["shard"] = [shard.index, shard.count]
+    return identity
 
 
 def input_file(path: str | os.PathLike[str]) -> Path:
@@ -150,14 +158,21 @@ def evaluate_file(
     progress: Progress | None = None,
     workers: int = 1,
     keep_checkpoint: bool = False,
+    backend: str = "local",
+    cluster_address: str | None = None,
+    shard: Shard | None = None,
 ) -> dict[str, Any]:
     """Evaluate a JSONL file of saved responses; publish a v4 receipt; return a summary.
+
+    ``backend`` picks where grading runs (``local`` worker pool or ``ray`` actors at
+    ``cluster_address``); the receipt and journal do not depend on it. With ``shard`` only that
+    shard's prompts are graded, into a shard receipt for ``backends.shard.merge``.
 
     After a completed run the ledger is removed (the journal the receipt names stays) unless
     ``keep_checkpoint``. Resuming a run whose receipt is already published returns its summary.
     """
     positive_integer(workers, "workers")
-    if workers > MAX_WORKERS:
+    if backend == "local" and workers > MAX_WORKERS:
         raise InputError(f"workers must be between 1 and {MAX_WORKERS}")
     source = input_file(input_path)
     output = Path(output_path).resolve()
@@ -188,18 +203,30 @@ def evaluate_file(
         # A custom registry enters the resume identity through the split record and the
         # manifest hash of its data root (the cache manifest holds the registry's bytes).
         frozen = open_frozen(root, options.config, options.split, options.allow_partial, registry)
-    identity = loads(canonical(checkpoint_identity(file_sha256(source), raw_options, frozen, software)))
+    identity = loads(
+        canonical(checkpoint_identity(file_sha256(source), raw_options, frozen, software, shard))
+    )
     if output.exists():
         summary = _finished(directory, output, identity, frozen is not None, keep_checkpoint)
         if summary is None:
             raise InputError(f"output already exists: {output}")
         return summary
-    with ParallelGrader(workers) as grader:
+    with make_grader(backend, workers, cluster_address) as grader:
         grader.prestart()  # worker warm-up (SymPy import) overlaps the checkpoint's start
         with _ledger.checkpoint(directory, resume) as ledger:
             try:
                 summary = _run(
-                    ledger, source, output, software, options, frozen, identity, resume, progress, grader
+                    ledger,
+                    source,
+                    output,
+                    software,
+                    options,
+                    frozen,
+                    identity,
+                    resume,
+                    progress,
+                    grader,
+                    shard,
                 )
             except Exception:
                 # A checkpoint whose preflight failed holds nothing graded: remove it so that a
@@ -277,8 +304,10 @@ def _run(
     identity: dict[str, Any],
     resume: bool,
     progress: Progress | None,
-    grader: ParallelGrader,
+    grader: Grader,
+    shard: Shard | None = None,
 ) -> dict[str, Any]:
+    selection = shard or WHOLE
     if resume and ledger.has("identity"):
         if ledger.get("identity") != identity:
             raise InputError("resume identity mismatch: input, configuration, dataset, or evaluator changed")
@@ -297,8 +326,8 @@ def _run(
         _preflight(ledger, source, options, frozen, identity["input_sha256"], progress, grader)
         count = int(ledger.get("count"))  # written moments ago by this invocation
     else:
-        count = _check_ledger(ledger)  # a checkpoint from an earlier invocation is verified first
-        _rederive_pending(ledger, options, frozen, grader)
+        count = _check_ledger(ledger, selection)  # an earlier invocation's checkpoint is verified first
+        _rederive_pending(ledger, options, frozen, grader, selection)
     done = ledger.completed()
     journal = ledger.directory / JOURNAL_NAME
     journal_digest, link = _repair_journal(ledger, journal)
@@ -306,13 +335,16 @@ def _run(
     history.append({"started_at": now_iso(), "workers": grader.workers, "resumed_prompts": done})
     ledger.put("history", history)
     ledger.commit()
-    _grade(ledger, journal, journal_digest, link, done, count, grader, progress)
+    _grade(ledger, journal, journal_digest, link, done, selection.size(count), grader, progress, selection)
     _event(progress, "finalizing", count, count)
     if file_sha256(source) != identity["input_sha256"]:
         raise InputError("input changed during evaluation; no final output published")
     if file_sha256(journal) != journal_digest.hexdigest():
         raise InputError("result journal changed during evaluation; no final output published")
-    status, cells = _publish(ledger, output, journal, software, options, count)
+    if shard is not None:
+        status, cells = _publish_shard(ledger, output, journal, software, options, shard, count)
+    else:
+        status, cells = _publish(ledger, output, journal, software, options, count)
     ledger.put("phase", "complete")
     ledger.put("output_sha256", file_sha256(output))
     ledger.commit()
@@ -327,7 +359,7 @@ def _preflight(
     frozen: Any,
     input_sha: str,
     progress: Progress | None,
-    grader: ParallelGrader,
+    grader: Grader,
 ) -> None:
     _event(progress, "validating", 0, None)
     ledger.reset_prompts()
@@ -378,7 +410,7 @@ def _preflight(
     _event(progress, "validated", seq, seq)
 
 
-def _check_ledger(ledger: _ledger.Ledger) -> int:
+def _check_ledger(ledger: _ledger.Ledger, selection: Shard) -> int:
     """Verify the checkpoint before trusting it; return the number of prompts.
 
     Committed results are verified against the digest chain of their journal lines, so an
@@ -408,8 +440,8 @@ def _check_ledger(ledger: _ledger.Ledger) -> int:
         if result_json is None:
             if stored_link is not None:
                 raise InputError("checkpoint incomplete result identity")
-            pending_seen = True
-        elif pending_seen:
+            pending_seen = pending_seen or selection.contains(seq)
+        elif pending_seen or not selection.contains(seq):
             raise InputError("checkpoint result identity or ordering mismatch")
         else:
             link = _ledger.chain_link(link, _journal_line(seq, prepared, result_json))
@@ -434,7 +466,9 @@ class _NoDuplicates:
         pass
 
 
-def _rederive_pending(ledger: _ledger.Ledger, options: Options, frozen: Any, grader: ParallelGrader) -> None:
+def _rederive_pending(
+    ledger: _ledger.Ledger, options: Options, frozen: Any, grader: Grader, selection: Shard
+) -> None:
     """Re-derive every prompt still to grade from its raw record and compare with the stored one.
 
     What grading reads (parsed reference, binding) must follow from the raw record, whatever the
@@ -442,7 +476,7 @@ def _rederive_pending(ledger: _ledger.Ledger, options: Options, frozen: Any, gra
     """
     preflight = Preflight(options, frozen, validate=grader.reference_check, seen=_NoDuplicates())
     preflight.run, preflight.run_digest = ledger.get("run"), ledger.get("run_sha256")
-    for seq, prepared_json in ledger.rows("prepared", "result IS NULL"):
+    for seq, prepared_json in ledger.rows("prepared", f"result IS NULL AND {selection.where()}"):
         stored = json.loads(prepared_json)
         try:
             derived = preflight.bind(preflight.accept(stored["raw"], "checkpoint"))
@@ -516,14 +550,19 @@ def _grade(
     link: bytes,
     done: int,
     count: int,
-    grader: ParallelGrader,
+    grader: Grader,
     progress: Progress | None,
+    selection: Shard,
 ) -> None:
     _event(progress, "grading", done, count)
     if done == count:
         return
     # Ledger rows were written by this module as canonical JSON: the plain decoder suffices.
-    pending = ((seq, json.loads(text)) for seq, text in ledger.rows("prepared", "result IS NULL", done))
+    # Results are a prefix of the selected prompts, so the next pending one is the done-th.
+    where = f"result IS NULL AND {selection.where()}"
+    pending = (
+        (seq, json.loads(text)) for seq, text in ledger.rows("prepared", where, selection.seq_at(done))
+    )
     with open(journal, "a", encoding="utf-8", newline="") as handle:
         group: list[str] = []
         started = time.monotonic()
@@ -556,22 +595,46 @@ def _grade(
         os.fsync(handle.fileno())
 
 
-def _publish(
-    ledger: _ledger.Ledger,
-    output: Path,
-    journal: Path,
-    software: dict[str, Any],
-    options: Options,
-    count: int,
-) -> tuple[str, int]:
-    tally, cells = tally_results(
-        (level, domain, k, json.loads(result_json))
-        for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result")
-    )
-    healthy = tally.healthy
-    threshold = options.min_defined_prompts
+CellKey = tuple[int, str, int]
+
+
+def tally(
+    results: Iterator[tuple[int, str, int, dict[str, Any]]],
+) -> tuple[StatusTally, dict[CellKey, metrics.CellAccumulator]]:
+    """Attempt statuses and cell accumulators of ``(level, domain, k, prompt result)`` in input order."""
+    return tally_results(results)  # the same code ``report`` recomputes receipts with
+
+
+def receipt_text(
+    meta: dict[str, Any],
+    statuses: StatusTally,
+    cells: dict[CellKey, metrics.CellAccumulator],
+    threshold: int,
+    prompt_results: dict[str, Any],
+) -> tuple[str, str]:
+    """The v4 receipt's bytes and status; ``meta`` holds the run's bound identity fields."""
+    healthy = statuses.healthy
     header = {
         "schema": REPORT_SCHEMA,
+        "created_at": meta["created_at"],
+        "records_sha256": meta["records_sha256"],
+        "input_sha256": meta["input_sha256"],
+        "software": meta["software"],
+        "run": meta["run"],
+        "generation_metadata_status": meta["generation_metadata_status"],
+        "run_sha256": meta["run_sha256"],
+        "dataset": meta["dataset"],
+        "evaluation": statuses.block(threshold),
+        "execution": meta["execution"],
+        "prompt_results": prompt_results,
+    }
+    cell_texts = [canonical(cell) for cell in v4_cells(cells, threshold, healthy)]
+    text = canonical(header)[:-1] + ',"cells":[' + ",".join(cell_texts) + "]}\n"
+    return text, header["evaluation"]["status"]
+
+
+def _run_meta(ledger: _ledger.Ledger, software: dict[str, Any], identity: dict[str, Any]) -> dict[str, Any]:
+    return {
         "created_at": ledger.get("created_at"),
         "records_sha256": ledger.get("records_sha256"),
         "input_sha256": ledger.get("identity")["input_sha256"],
@@ -580,22 +643,67 @@ def _publish(
         "generation_metadata_status": ledger.get("generation_metadata_status"),
         "run_sha256": ledger.get("run_sha256"),
         "dataset": ledger.get("dataset"),
-        "evaluation": tally.block(threshold),
         "execution": {
             "checkpoint_schema": CHECKPOINT_SCHEMA,
-            "identity_sha256": digest_json(ledger.get("identity")),
+            "identity_sha256": digest_json(identity),
             "history": ledger.get("history"),
         },
-        "prompt_results": {
-            "format": RESULT_FORMAT,
-            "records": count,
-            "path": Path(os.path.relpath(journal, output.parent)).as_posix(),
-            "sha256": file_sha256(journal),
-        },
     }
-    cell_texts = [canonical(cell) for cell in v4_cells(cells, threshold, healthy)]
+
+
+def journal_reference(journal: Path, output: Path, records: int) -> dict[str, Any]:
+    return {
+        "format": RESULT_FORMAT,
+        "records": records,
+        "path": Path(os.path.relpath(journal, output.parent)).as_posix(),
+        "sha256": file_sha256(journal),
+    }
+
+
+def _publish(
+    ledger: _ledger.Ledger,
+    output: Path,
+    journal: Path,
+    software: dict[str, Any],
+    options: Options,
+    count: int,
+) -> tuple[str, int]:
+    rows = (
+        (level, domain, k, json.loads(result_json))
+        for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result")
+    )
+    statuses, cells = tally(rows)
+    meta = _run_meta(ledger, software, ledger.get("identity"))
+    text, status = receipt_text(
+        meta, statuses, cells, options.min_defined_prompts, journal_reference(journal, output, count)
+    )
     _ledger.sweep_temporaries(output, older_than=60.0)  # a publication cut short by a kill
-    text = canonical(header)[:-1] + ',"cells":[' + ",".join(cell_texts) + "]}\n"
     with atomic_output(output) as handle:
         handle.write(text)
-    return header["evaluation"]["status"], len(cell_texts)
+    return status, len(cells)
+
+
+def _publish_shard(
+    ledger: _ledger.Ledger,
+    output: Path,
+    journal: Path,
+    software: dict[str, Any],
+    options: Options,
+    shard: Shard,
+    count: int,
+) -> tuple[str, int]:
+    """A shard receipt: the run's identity as an unsharded run would bind it, and this shard's journal."""
+    whole = {key: value for key, value in ledger.get("identity").items() if key != "shard"}
+    meta = _run_meta(ledger, software, whole)
+    rows = (
+        (level, domain, k, json.loads(result_json))
+        for _seq, level, domain, k, result_json in ledger.rows(
+            "level, domain, k, result", "result IS NOT NULL"
+        )
+    )
+    statuses, cells = tally(rows)
+    reference = journal_reference(journal, output, shard.size(count))
+    text, status = shard_receipt_text(meta, shard, count, statuses, options.min_defined_prompts, reference)
+    with atomic_output(output) as handle:
+        handle.write(text)
+    return status, len(cells)

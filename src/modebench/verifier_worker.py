@@ -56,6 +56,17 @@ MAX_BATCH_BYTES = 64 * MAX_REQUEST_BYTES
 FAULT_ENV = "MODEBENCH_WORKER_FAULT"
 FAULT_TEXT = "\x00modebench-fault\x00"
 _FAULT = os.environ.get(FAULT_ENV)  # read once: it is fixed for the worker's life
+#: With this value the fault is named by the text itself (``FAULT_TEXT + kind``), so one worker
+#: can meet several kinds (a test sends an endless loop and a memory bomb through one cluster).
+FAULT_BY_TEXT = "by-text"
+
+
+def _fault_kind(text: Any) -> str | None:
+    if not _FAULT or not isinstance(text, str) or not text.startswith(FAULT_TEXT):
+        return None
+    if text == FAULT_TEXT:
+        return _FAULT
+    return text[len(FAULT_TEXT) :] if _FAULT == FAULT_BY_TEXT else None
 
 
 class _ResultCache:
@@ -144,8 +155,8 @@ def _guarded(seconds: float, action: Any, *args: Any) -> dict[str, Any]:
 
 
 def _grade(level: Any, domain: Any, answer: Any, text: Any) -> dict[str, Any]:
-    fault = _FAULT
-    if fault and text == FAULT_TEXT:
+    fault = _fault_kind(text)
+    if fault is not None:
         _inject(fault)
     return reply_guard(grade_local(level, domain, answer, text))
 
@@ -255,8 +266,8 @@ def _group_grader(level: Any, domain: Any, answer_json: str) -> Any:
 
     def grade(text: Any) -> dict[str, Any]:
         nonlocal reference
-        fault = _FAULT
-        if fault and text == FAULT_TEXT:
+        fault = _fault_kind(text)
+        if fault is not None:
             _inject(fault)
         current = reference
         if current is None:

@@ -22,6 +22,7 @@ from modebench._datasets.sources import RegistryLike, load_registry
 from modebench._datasets.transfer import transfer
 from modebench.identity import bounded_file_sha256
 from modebench.publish import atomic_output
+from modebench.registries import Registry
 from modebench.validation import InputError, OptionError
 
 __all__ = ["cache_data_root", "fetch"]
@@ -89,6 +90,35 @@ def _download(url: str, target: Path, record: dict[str, Any], label: str) -> Non
         ) from None
 
 
+def _hub_download(
+    registry: Registry,
+    record: dict[str, Any],
+    target: Path,
+    label: str,
+    offline: bool,
+    cache_dir: str | os.PathLike[str] | None,
+) -> None:
+    """Fetch a split from the registry's Hub origin (verified there) and install it in the cache."""
+    from modebench.hub.address import parse_address
+    from modebench.hub.origin import fetch_bytes, limits
+
+    data = fetch_bytes(
+        parse_address(registry.base),
+        record["data_file"],
+        sha256=record["parquet_sha256"],
+        label=label,
+        what="dataset download",
+        not_cached=OptionError(
+            "dataset_not_cached", f"dataset is not cached: {label}; fetch it while online first", label=label
+        ),
+        offline=offline,
+        cache_dir=cache_dir,
+        limits=limits(),
+    )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(target, data)
+
+
 def fetch(
     config: str,
     split: str = "eval",
@@ -119,6 +149,8 @@ def fetch(
         # Re-verified on every reuse; a bad entry is reported, never silently replaced.
         if bounded_file_sha256(target, settings.MAX_DOWNLOAD_BYTES) != record["parquet_sha256"]:
             raise InputError(f"cached dataset hash mismatch: {target}; remove this file and fetch again")
+    elif chosen.base.startswith("hf://"):
+        _hub_download(chosen, record, target, label, offline, cache_dir)
     elif offline:
         raise OptionError(
             "dataset_not_cached",

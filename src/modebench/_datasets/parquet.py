@@ -23,11 +23,13 @@ __all__ = [
     "Loaded",
     "PathLike",
     "load",
+    "load_rows",
     "load_split",
     "prompt_id",
     "require_parquet",
     "split_record",
     "task_identity",
+    "verified_table",
 ]
 
 DATA_EXTRA_MESSAGE = "dataset loading requires the 'data' extra: pip install 'modebench[data]'"
@@ -107,7 +109,10 @@ class Loaded:
     manifest_sha256: str
 
 
-def load(root: PathLike, config: str, split: str, frozen: bool, registry: RegistryLike) -> Loaded:
+def verified_table(
+    root: PathLike, config: str, split: str, frozen: bool, registry: RegistryLike
+) -> tuple[dict[str, Any], Any, bytes]:
+    """(record, pyarrow table, manifest bytes) of a split whose bytes and row count verified."""
     parquet = require_parquet()
     record, path, manifest = _locate(root, config, split, frozen, registry)
     data = path.read_bytes()
@@ -121,14 +126,37 @@ def load(root: PathLike, config: str, split: str, frozen: bool, registry: Regist
         raise InputError(f"dataset is not readable Parquet: {config}/{split}: {exc}") from None
     if table.num_rows != record["rows"]:
         raise InputError(f"dataset row count mismatch: {config}/{split}")
+    return record, table, manifest
+
+
+def load(root: PathLike, config: str, split: str, frozen: bool, registry: RegistryLike) -> Loaded:
+    record, table, manifest = verified_table(root, config, split, frozen, registry)
     return Loaded(record, table.to_pylist(), hashlib.sha256(manifest).hexdigest())
+
+
+def load_rows(
+    root: PathLike, config: str, split: str, *, frozen: bool = False, registry: RegistryLike = None
+) -> list[dict[str, Any]]:
+    """Rows of a verified split as plain dictionaries, in file order (needs only pyarrow)."""
+    return load(root, config, split, frozen, registry).rows
 
 
 def load_split(
     root: PathLike, config: str, split: str, *, frozen: bool = False, registry: RegistryLike = None
-) -> list[dict[str, Any]]:
-    """Rows of a verified split in file order (row index = prompt ID index)."""
-    return load(root, config, split, frozen, registry).rows
+) -> Any:
+    """A verified split as a ``datasets.Dataset`` in file order (row index = prompt ID index).
+
+    The bytes are hashed and parsed from one buffer, then handed to ``datasets`` in memory: nothing
+    is read twice and nothing is written to the ``datasets`` cache.
+    """
+    require_parquet()
+    try:
+        from datasets import Dataset, NamedSplit
+    except ImportError:
+        raise InputError(DATA_EXTRA_MESSAGE) from None
+    record, table, _ = verified_table(root, config, split, frozen, registry)
+    # The verified SHA-256 names this content exactly; without it datasets would hash the table.
+    return Dataset(table, split=NamedSplit(split), fingerprint=record["parquet_sha256"])
 
 
 def task_identity(record: dict[str, Any]) -> tuple[int, Domain]:

@@ -44,6 +44,8 @@ def load_registry(
     if isinstance(registry, Registry):
         return registry
     source = os.fspath(registry)
+    if source.startswith("hf://"):
+        return _hub_registry(source, offline, cache_dir)
     if is_url(source):
         base = urllib.parse.urljoin(source, "./")  # the directory holding the registry
         if urllib.parse.urlsplit(source).scheme == "file":
@@ -92,3 +94,27 @@ def bundled_release_root() -> Path:
 
 def bundled_registry_path() -> Path:
     return bundled_release_root() / "registry.json"
+
+
+def _hub_registry(source: str, offline: bool, cache_dir: str | os.PathLike[str] | None) -> Registry:
+    """``hf://datasets/OWNER/NAME@COMMIT``: the repository's ``registry.json`` at that commit."""
+    from modebench.hub.address import parse_address
+    from modebench.hub.origin import fetch_bytes, limits
+
+    address = parse_address(source)
+    raw = fetch_bytes(
+        address,
+        "registry.json",
+        sha256=None,
+        label="registry",
+        what="registry download",
+        not_cached=OptionError(
+            "registry_not_cached",
+            f"registry is not cached: {source}; fetch a split of it while online first",
+            source=source,
+        ),
+        offline=offline,
+        cache_dir=cache_dir,
+        limits=limits(),
+    )
+    return registries.parse(raw, source, str(address))

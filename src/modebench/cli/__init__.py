@@ -14,7 +14,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from modebench.cli import data, evaluation, report, suite, walkthrough
+from modebench.cli import backends, data, evaluation, report, suite, walkthrough
 from modebench.cli._common import Handler, error_message
 from modebench.evaluation import evaluate
 from modebench.validation import InputError, loads
@@ -28,6 +28,7 @@ _GROUPS = (
     walkthrough,  # walkthrough
     report,  # report
     suite,  # build, calibrate, power
+    backends,  # merge
 )
 
 

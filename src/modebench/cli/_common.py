@@ -33,6 +33,7 @@ FLAG_MESSAGES = {
     "delta_range": "--delta must be positive and smaller than the discordant rate (and δ² < ψ)",
     "release_rows": "--rows-eval must be positive and --rows-dev/--rows-train nonnegative",
     "power_target": "give exactly one of --delta (items needed) or --items (detectable difference)",
+    "address_requires_ray": "--ray-address requires --backend ray",
 }
 
 

@@ -1,4 +1,4 @@
-"""The data commands of the CLI: ``prepare`` and ``datasets {card,list,fetch,inspect}``.
+"""The data commands of the CLI: ``prepare`` and ``datasets {card,list,fetch,inspect,export}``.
 
 Each handler converts its arguments and calls one public function; errors are raised as
 ``InputError``/``ValueError``/``OSError`` and ``modebench.cli.main`` turns them into exit 2.
@@ -14,7 +14,10 @@ from modebench.cli._common import print_json
 __all__ = ["add_commands"]
 
 SPLITS = ("train", "dev", "eval")
-REGISTRY_HELP = "registry JSON (path or URL) instead of the packaged ModeBench 0.4.0 registry"
+REGISTRY_HELP = (
+    "registry JSON (path or URL), bundled, or hf://datasets/OWNER/NAME@COMMIT instead of the packaged "
+    "ModeBench 0.4.0 registry"
+)
 
 
 def _source(args: argparse.Namespace) -> dict[str, Any]:
@@ -66,6 +69,15 @@ def _inspect(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from modebench.api import export_dataset
+
+    print_json(
+        export_dataset(args.directory, registry=args.registry, cache_dir=args.cache_dir, offline=args.offline)
+    )
+    return 0
+
+
 def _roots(command: argparse.ArgumentParser, *, data_root: bool = True) -> None:
     if data_root:
         roots = command.add_mutually_exclusive_group()
@@ -114,3 +126,13 @@ def add_commands(subparsers: Any) -> None:
     inspect.add_argument("--show-reference", action="store_true")
     _roots(inspect)
     inspect.set_defaults(handler=_inspect)
+
+    export = actions.add_parser(
+        "export",
+        help="write a registry's verified splits as a Hugging Face dataset directory (README.md card)",
+    )
+    export.add_argument("directory", help="new directory to create (never overwritten)")
+    export.add_argument("--registry", help=REGISTRY_HELP)
+    export.add_argument("--cache-dir", help="cache base instead of $XDG_CACHE_HOME/modebench")
+    export.add_argument("--offline", action="store_true", help="never download")
+    export.set_defaults(handler=_export)

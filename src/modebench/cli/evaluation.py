@@ -78,6 +78,9 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             resume=args.resume,
             workers=args.workers,
             progress=_ProgressPrinter(args.progress_every),
+            backend=args.backend,
+            cluster_address=args.ray_address,
+            shard=args.shard,
         )
     except VerifierExecutionError:  # the failure receipt is already published
         print_json({"output": args.output, "status": "failed"})
@@ -118,4 +121,7 @@ def add_commands(commands: Any) -> None:
         action="store_true",
         help="keep the checkpoint ledger after a completed run (default: only the result journal stays)",
     )
+    from modebench.cli import backends
+
+    backends.add_evaluate_options(evaluate_cmd)
     evaluate_cmd.set_defaults(handler=_evaluate)

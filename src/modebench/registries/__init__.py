@@ -147,6 +147,18 @@ def parse(raw: bytes, source: str, base: str, local_root: Path | None = None) ->
         if key in seen:
             raise InputError(f"registry {source}: unknown or ambiguous split: {key[0]}/{key[1]}")
         seen.add(key)
+    origin = document.get("origin")
+    if origin is not None:
+        # Data files live in a Hub repository pinned to a commit; this registry stays the trusted
+        # identity of every file, so nothing fetched from there is used before it verifies.
+        from modebench.hub.address import parse_address
+
+        if not isinstance(origin, str):
+            raise InputError(f"registry {source}: origin must be an hf://datasets/OWNER/NAME@COMMIT address")
+        try:
+            base = str(parse_address(origin))
+        except InputError as exc:
+            raise InputError(f"registry {source}: {exc}") from None
     return Registry(source, bytes(raw), tuple(splits), base, local_root)
 
 

@@ -5,6 +5,8 @@
 * ``DIR/data/level<L>/<domain>/<split>.parquet`` — train/dev/eval with disjoint instances;
 * ``DIR/registry.json`` — the split-record registry (usable with ``--registry DIR/registry.json``);
 * ``DIR/cards/<config>.json`` — a datasheet per configuration;
+* ``DIR/README.md`` — the Hugging Face dataset card (``configs:`` per configuration, datasheets),
+  so ``datasets.load_dataset(DIR, config)`` works on the directory as it is;
 * ``DIR/manifest.json`` — SHA-256 and size of every file above.
 
 Rows come from ``plugin.generate(level, Random(f"{seed}:{config}"))`` in order, skipping any
@@ -131,6 +133,7 @@ def build_release(
         parse_config(name)
     with atomic_directory(output, "release") as temp:
         records: list[dict[str, Any]] = []
+        datasheets: dict[str, dict[str, Any]] = {}
         for config in chosen:
             level, domain = parse_config(config)
             produced = generate_rows(config, seed, counts)
@@ -144,16 +147,18 @@ def build_release(
             records.extend(config_records)
             card_path = temp / "cards" / f"{config}.json"
             card_path.parent.mkdir(parents=True, exist_ok=True)
-            card_path.write_text(
-                json.dumps(datasheet(config, *parse_config(config), config_records, seed), indent=2) + "\n",
-                encoding="utf-8",
-            )
+            datasheets[config] = datasheet(config, level, domain, config_records, seed)
+            card_path.write_text(json.dumps(datasheets[config], indent=2) + "\n", encoding="utf-8")
         records.sort(key=lambda r: (r["config_name"], r["split"]))
         registry = {"schema": REGISTRY_SCHEMA, "splits": records}
         registry_text = json.dumps(registry, indent=2, sort_keys=True) + "\n"
         (temp / "registry.json").write_text(registry_text, encoding="ascii")
         # The same bytes as data/manifest.json make DIR/data a data root usable as it is.
         (temp / "data" / "manifest.json").write_text(registry_text, encoding="ascii")
+        from modebench.hub.release_dir import build_title, write_card
+
+        title, summary = build_title({"generator": f"modebench {__version__}", "seed": seed})
+        write_card(temp, records, datasheets, title=title, summary=summary)
         files = sorted(p for p in temp.rglob("*") if p.is_file())
         manifest = {
             "schema": MANIFEST_SCHEMA,

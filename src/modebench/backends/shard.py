@@ -1,0 +1,218 @@
+"""Shards of one evaluation and their merge into the receipt an unsharded run would write.
+
+Shard I of N grades the prompts at input positions p with p mod N = I − 1 (round robin keeps
+every cell spread over all shards). Each shard validates the whole input, so every shard binds
+the same input, records, run and dataset hashes as the unsharded run; ``merge`` checks that the
+shards agree on all of them and cover every position exactly once, interleaves their journals by
+position into the unsharded journal, and recomputes the cells from it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from modebench.evaluation import StatusTally
+from modebench.identity import canonical, file_sha256
+from modebench.validation import InputError, loads
+
+SHARD_SCHEMA = "modebench-shard-receipt-v1"
+_SHARD_TEXT = re.compile(r"([1-9][0-9]*)/([1-9][0-9]*)")
+#: Receipt fields every shard of one run must share (created_at and history may differ).
+_SHARED = ("records_sha256", "input_sha256", "software", "run", "generation_metadata_status", "run_sha256")
+
+__all__ = ["SHARD_SCHEMA", "WHOLE", "Shard", "merge", "parse_shard", "shard_receipt_text"]
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` (1-based) of ``count``."""
+
+    index: int
+    count: int
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.index <= self.count:
+            raise InputError(f"shard index must be between 1 and {self.count}, not {self.index}")
+
+    def contains(self, seq: int) -> bool:
+        return seq % self.count == self.index - 1
+
+    def seq_at(self, position: int) -> int:
+        """Input position of this shard's ``position``-th prompt."""
+        return self.index - 1 + position * self.count
+
+    def size(self, total: int) -> int:
+        return len(range(self.index - 1, total, self.count))
+
+    def where(self) -> str:
+        """The same selection as an SQL condition on ``seq``."""
+        return f"seq % {self.count} = {self.index - 1}"
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+WHOLE = Shard(1, 1)
+
+
+def parse_shard(text: str) -> Shard:
+    """``"I/N"`` → ``Shard(I, N)``."""
+    match = _SHARD_TEXT.fullmatch(text.strip())
+    if match is None:
+        raise InputError(f"shard must look like I/N (for example 2/7), not {text!r}")
+    return Shard(int(match.group(1)), int(match.group(2)))
+
+
+def shard_receipt_text(
+    meta: dict[str, Any],
+    shard: Shard,
+    total: int,
+    statuses: StatusTally,
+    threshold: int,
+    prompt_results: dict[str, Any],
+) -> tuple[str, str]:
+    """A shard receipt's bytes and its status (``failed`` when any of its attempts is unscorable)."""
+    status = "completed" if statuses.healthy else "failed"
+    payload = {
+        "schema": SHARD_SCHEMA,
+        "shard": {"index": shard.index, "count": shard.count, "total_records": total},
+        "status": status,
+        "status_counts": dict(sorted(statuses.counts.items())),
+        "min_defined_prompts": threshold,
+        **meta,
+        "prompt_results": prompt_results,
+    }
+    return canonical(payload) + "\n", status
+
+
+def _read_shard(path: Path) -> dict[str, Any]:
+    try:
+        payload = loads(path.read_bytes())
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read shard receipt: {exc.strerror or exc}") from None
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    if not isinstance(payload, dict) or payload.get("schema") != SHARD_SCHEMA:
+        raise InputError(f"{path}: not a shard receipt (schema {SHARD_SCHEMA})")
+    try:
+        shard = Shard(int(payload["shard"]["index"]), int(payload["shard"]["count"]))
+        int(payload["shard"]["total_records"])
+        reference = payload["prompt_results"]
+        journal = path.resolve().parent / reference["path"]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{path}: incomplete shard receipt: {exc}") from None
+    if not journal.is_file() or file_sha256(journal) != reference["sha256"]:
+        raise InputError(f"{path}: shard journal {journal} is missing or does not match its hash")
+    payload["_shard"], payload["_journal"] = shard, journal
+    return payload
+
+
+def _journal_lines(path: Path, shard: Shard, records: int, source: Path) -> Iterator[tuple[int, str]]:
+    position = 0
+    with open(path, encoding="utf-8", newline="") as handle:
+        for line in handle:
+            seq = json.loads(line)["sequence"]
+            if seq != shard.seq_at(position):
+                raise InputError(
+                    f"{source}: shard journal holds position {seq}, expected {shard.seq_at(position)}"
+                )
+            position += 1
+            yield seq, line
+    if position != records:
+        raise InputError(f"{source}: shard journal holds {position} prompts, its receipt says {records}")
+
+
+def _check_family(shards: list[tuple[Path, dict[str, Any]]]) -> tuple[int, int]:
+    first_path, first = shards[0]
+    count, total = first["_shard"].count, first["shard"]["total_records"]
+    for path, payload in shards[1:]:
+        for field in (*_SHARED, "dataset", "min_defined_prompts"):
+            if payload.get(field) != first.get(field):
+                raise InputError(f"{path} and {first_path} come from different runs: {field} differs")
+        if payload["execution"]["identity_sha256"] != first["execution"]["identity_sha256"]:
+            raise InputError(f"{path} and {first_path} come from different runs: evaluation identity differs")
+        if (payload["_shard"].count, payload["shard"]["total_records"]) != (count, total):
+            raise InputError(f"{path} and {first_path} split the input differently")
+    seen: dict[int, Path] = {}
+    for path, payload in shards:
+        index = payload["_shard"].index
+        if index in seen:
+            raise InputError(f"shard {index}/{count} given twice: {seen[index]} and {path}")
+        seen[index] = path
+    missing = [f"{index}/{count}" for index in range(1, count + 1) if index not in seen]
+    if missing:
+        raise InputError(f"missing shard(s): {', '.join(missing)}")
+    return count, total
+
+
+def merge(
+    shard_paths: Sequence[str | os.PathLike[str]], output_path: str | os.PathLike[str]
+) -> dict[str, Any]:
+    """Merge shard receipts into the v4 receipt and journal of the unsharded run; a summary."""
+    from modebench.publish import atomic_output
+    from modebench.streaming import JOURNAL_NAME, journal_reference, receipt_text, tally
+
+    if not shard_paths:
+        raise InputError("merge needs at least one shard receipt")
+    output = Path(output_path).resolve()
+    if output.exists():
+        raise InputError(f"output already exists: {output}")
+    directory = output.with_name(output.name + ".work")
+    if directory.exists():
+        raise InputError(f"work directory already exists: {directory}")
+    shards = [(Path(path), _read_shard(Path(path))) for path in shard_paths]
+    shards.sort(key=lambda item: item[1]["_shard"].index)
+    _count, total = _check_family(shards)
+    streams = [
+        _journal_lines(payload["_journal"], payload["_shard"], payload["prompt_results"]["records"], path)
+        for path, payload in shards
+    ]
+    directory.mkdir(parents=True)
+    journal = directory / JOURNAL_NAME
+
+    def entries(handle: Any) -> Iterator[tuple[int, str, int, dict[str, Any]]]:
+        expected = 0
+        for seq, line in heapq.merge(*streams):
+            if seq != expected:
+                raise InputError(f"shards do not cover input position {expected}")
+            handle.write(line)
+            entry = json.loads(line)
+            yield entry["level"], entry["domain"], entry["k"], entry["result"]
+            expected += 1
+        if expected != total:
+            raise InputError(f"shards cover {expected} of {total} input positions")
+
+    try:
+        with atomic_output(journal) as handle:
+            statuses, cells = tally(entries(handle))
+        first = shards[0][1]
+        meta = {key: first[key] for key in (*_SHARED, "dataset")}
+        meta["created_at"] = min(payload["created_at"] for _, payload in shards)
+        meta["execution"] = {
+            **first["execution"],
+            "history": [entry for _, payload in shards for entry in payload["execution"]["history"]],
+        }
+        text, status = receipt_text(
+            meta, statuses, cells, first["min_defined_prompts"], journal_reference(journal, output, total)
+        )
+        with atomic_output(output) as handle:
+            handle.write(text)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return {
+        "output": str(output),
+        "cells": len(cells),
+        "prompts": total,
+        "shards": len(shards),
+        "status": status,
+    }
