@@ -168,6 +168,9 @@ def _check_identity(payload: dict[str, Any]) -> None:
     software = payload.get("software")
     if not isinstance(software, dict) or not isinstance(payload.get("input_sha256"), str):
         raise InputError("receipt input_sha256 disagrees with its execution identity")
+    # The run's identity was bound before grading, when its software did not yet name the
+    # third-party plug-ins it used (the receipt adds them at publication).
+    software = {key: value for key, value in software.items() if key != "plugins"}
     for run in (payload.get("run"), None):
         options = {
             "min_defined_prompts": payload["evaluation"].get("min_defined_prompts"),
