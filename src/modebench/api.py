@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pathlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, cast
 
 from modebench.api_types import (
@@ -24,6 +24,7 @@ from modebench.api_types import (
 )
 from modebench.contracts import normalize_domain, normalize_level
 from modebench.diagnostics import VerifierExecutionError
+from modebench.stats.table import StatsTable
 from modebench.validation import InputError
 
 __all__ = [
@@ -32,15 +33,22 @@ __all__ = [
     "GradeResult",
     "InputError",
     "Report",
+    "StatsTable",
     "Task",
     "VerifierExecutionError",
+    "compare",
+    "curves",
     "evaluate_file",
     "export_dataset",
     "grade",
     "iter_results",
     "load_tasks",
     "make_prompt",
+    "observed_discordant",
+    "prompt_retention",
     "read_report",
+    "render_html",
+    "report_table",
 ]
 
 
@@ -188,3 +196,90 @@ def merge_shards(shards: list[PathLike], output_path: PathLike) -> dict[str, Any
     from modebench.backends.shard import merge
 
     return merge(shards, output_path)
+
+
+def curves(
+    receipt: PathLike,
+    k: Sequence[int] | None = None,
+    *,
+    seed: int = 0,
+    resamples: int = 1000,
+    level: float = 0.95,
+) -> StatsTable:
+    """Per cell: accuracy, unbiased pass@k and E[distinct@k] at each k, PCMD and effective modes,
+    each with a clustered standard error and a seeded bootstrap interval (``docs/statistics.md``).
+
+    ``k`` picks the points (default 1, 2, 4, … and the draws per prompt); ``.to_pandas()`` or
+    ``.to_records()`` turn the result into a table.
+    """
+    from modebench.stats import Bootstrap
+    from modebench.stats import curves as _curves
+
+    return _curves(receipt, k, Bootstrap(seed, resamples, level))
+
+
+def compare(
+    a: PathLike,
+    b: PathLike,
+    k: Sequence[int] | None = None,
+    *,
+    seed: int = 0,
+    resamples: int = 1000,
+    level: float = 0.95,
+) -> StatsTable:
+    """Paired comparison of receipt ``b`` against ``a`` (differences B − A) with McNemar tests
+    and mode retention, per cell and overall (``docs/statistics.md``)."""
+    from modebench.stats import Bootstrap
+    from modebench.stats import compare as _compare
+
+    return _compare(a, b, k, Bootstrap(seed, resamples, level))
+
+
+def prompt_retention(a: PathLike, b: PathLike) -> Iterator[dict[str, Any]]:
+    """Per matched prompt: the mode keys A found, B found, retained, lost and gained."""
+    from modebench.stats import iter_prompt_retention
+
+    yield from iter_prompt_retention(a, b)
+
+
+def observed_discordant(comparison: PathLike, outcome: str = "pass_at_draws") -> float:
+    """The discordant rate of a binary outcome (``pass_at_draws`` or ``first_draw_pass``) in the
+    overall row of a saved ``compare`` JSON document: the input ``power`` sizes the next run with."""
+    from modebench.stats import observed_discordant as _observed
+    from modebench.validation import loads
+
+    with open(comparison, "rb") as handle:
+        document = loads(handle.read())
+    rate, _ = _observed(document, outcome)
+    if rate <= 0:
+        raise InputError(f"{comparison}: no discordant prompts for {outcome}, so no rate to size with")
+    return rate
+
+
+def render_html(
+    receipts: Sequence[PathLike],
+    output: PathLike,
+    *,
+    seed: int = 0,
+    resamples: int = 1000,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """Write one self-contained HTML report of the receipts to ``output`` (never overwritten).
+
+    One receipt: identity, cell table with intervals, curves over k, status breakdown, example
+    prompts; several: also overlaid curves, paired differences and mode retention against the
+    first completed receipt. A failed receipt shows its diagnostics and no score. Needs the
+    ``plot`` extra. Returns ``output``, ``receipts``, ``bytes`` and ``completed`` (``docs/report.md``).
+    """
+    from modebench.render.html import render_html as _render_html
+    from modebench.stats import Bootstrap
+
+    return _render_html(list(receipts), output, Bootstrap(seed, resamples, level))
+
+
+def report_table(receipts: Sequence[PathLike], fmt: str = "text") -> tuple[str, bool]:
+    """The receipts' cell table as ``text`` (the classic report), ``json``, ``csv`` or ``markdown``;
+    returns (text, whether every receipt completed)."""
+    from modebench.render.report_table import report_table as _report_table
+
+    return _report_table(list(receipts), fmt)

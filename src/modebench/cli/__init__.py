@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from modebench.cli import backends, data, evaluation, report, suite, walkthrough
+from modebench.cli import backends, data, evaluation, report, stats, suite, walkthrough
 from modebench.cli._common import Handler, error_message
 from modebench.evaluation import evaluate
 from modebench.validation import InputError, loads
@@ -27,6 +27,7 @@ _GROUPS = (
     report,  # report
     suite,  # build, calibrate, power
     backends,  # merge
+    stats,  # stats, compare
 )
 
 

@@ -24,6 +24,12 @@ def _calibrate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 def _power(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from modebench.suite.power import plan, render
 
+    if (args.discordant is None) == (args.from_compare is None):
+        raise ValueError("give exactly one of --discordant or --from-compare")
+    if args.from_compare is not None:
+        from modebench.api import observed_discordant
+
+        args.discordant = observed_discordant(args.from_compare, args.outcome)
     result = plan(
         discordant=args.discordant,
         delta=args.delta,
@@ -73,7 +79,16 @@ def add_commands(commands: Any) -> None:
     power = commands.add_parser("power", help="items needed for a paired accuracy comparison (McNemar)")
     power.add_argument("--delta", type=float)
     power.add_argument("--items", type=int)
-    power.add_argument("--discordant", type=float, required=True)
+    power.add_argument("--discordant", type=float)
+    power.add_argument(
+        "--from-compare", help="use the observed discordant rate of a saved `compare --format json` output"
+    )
+    power.add_argument(
+        "--outcome",
+        choices=("pass_at_draws", "first_draw_pass"),
+        default="pass_at_draws",
+        help="which binary outcome's discordant rate --from-compare reads (default pass_at_draws)",
+    )
     power.add_argument("--alpha", type=float, default=0.05)
     power.add_argument("--power", type=float, default=0.8)
     power.add_argument(

@@ -1,0 +1,143 @@
+"""Time and memory of `modebench stats` and `modebench compare` on large real receipts.
+
+Two inputs of the same prompts are generated with the machinery of `ops/benchmark_evaluation.py`
+(references drawn per cell from the domains' own generators, responses from their witnesses):
+run A answers in several modes, run B answers only in each prompt's first mode (a collapsed
+model). Both are graded by `evaluate_file`, then `stats A` and `compare A B` (JSON output, the
+default 1000 bootstrap resamples) each run in a fresh process that reports its wall time and peak
+RSS (and CPU seconds, which a loaded machine inflates less). Sizes 10k and 100k show whether
+memory stays flat as the receipt grows.
+
+    python ops/benchmark_stats.py --sizes 10000 100000 --output evidence/statistics-benchmark.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "ops"))
+
+from benchmark_evaluation import RUN, _pool, _responses  # noqa: E402
+
+from modebench.reporting import journal_path, read_report  # noqa: E402
+
+DRIVER = """
+import io, json, resource, sys, time
+from contextlib import redirect_stdout
+sys.path.insert(0, sys.argv[1])
+from modebench.cli import main
+buffer = io.StringIO()
+started = time.perf_counter()
+with redirect_stdout(buffer):
+    code = main(sys.argv[2:])
+elapsed = time.perf_counter() - started
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"seconds": elapsed, "cpu_seconds": usage.ru_utime + usage.ru_stime, "exit": code,
+                  "output_bytes": len(buffer.getvalue()), "peak_rss_kib": usage.ru_maxrss}))
+"""
+
+
+def write_inputs(directory: Path, prompts: int, k: int, pool: dict[Any, Any]) -> tuple[Path, Path]:
+    choose = random.Random(prompts)
+    answers_a, answers_b = random.Random(1), random.Random(2)
+    cells = sorted(pool)
+    paths = directory / f"a-{prompts}.jsonl", directory / f"b-{prompts}.jsonl"
+    with open(paths[0], "w", encoding="utf-8") as a, open(paths[1], "w", encoding="utf-8") as b:
+        for index in range(prompts):
+            level, domain = cells[index % len(cells)]
+            row, witnesses = choose.choice(pool[(level, domain)])
+            base = {"id": f"p{index}", "level": level, "domain": domain, "problem": row["problem"],
+                    "answer": row["answer"]}  # fmt: skip
+            a.write(json.dumps({**base, "responses": _responses(answers_a, witnesses, k, None)}) + "\n")
+            b.write(json.dumps({**base, "responses": _responses(answers_b, witnesses[:1], k, None)}) + "\n")
+    return paths
+
+
+def evaluate(source: Path) -> Path:
+    output = source.with_suffix(".receipt.json")
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]);"
+        "from modebench.streaming import evaluate_file;"
+        "print(json.dumps(evaluate_file(sys.argv[2], sys.argv[3], run=json.loads(sys.argv[4]), workers=2)))"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "src"), str(source), str(output), json.dumps(RUN)],
+        check=True,
+        capture_output=True,
+    )
+    return output
+
+
+def measure(arguments: list[str]) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(ROOT / "src"), *arguments],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return {
+        "seconds": round(result["seconds"], 2),
+        "cpu_seconds_incl_startup": round(result["cpu_seconds"], 2),
+        "peak_rss_mib": round(result["peak_rss_kib"] / 1024, 1),
+        "exit": result["exit"],
+        "output_bytes": result["output_bytes"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
+    parser.add_argument("--k", type=int, default=8)
+    parser.add_argument("--output")
+    args = parser.parse_args()
+    pool = _pool()
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="modebench-stats-bench-") as scratch:
+        for prompts in args.sizes:
+            started = time.perf_counter()
+            a, b = (evaluate(path) for path in write_inputs(Path(scratch), prompts, args.k, pool))
+            graded = time.perf_counter() - started
+            journal_mib = journal_path(a, read_report(a, verify_results=False)).stat().st_size / 2**20
+            run = {
+                "prompts": prompts,
+                "k": args.k,
+                "journal_a_mib": round(journal_mib, 1),
+                "setup_seconds": round(graded, 1),
+                "stats": measure(["stats", str(a), "--format", "json"]),
+                "compare": measure(["compare", str(a), str(b), "--format", "json"]),
+            }
+            print(json.dumps(run), flush=True)
+            runs.append(run)
+    try:
+        import numpy
+
+        engine = f"numpy {numpy.__version__}"
+    except ImportError:
+        engine = "pure Python"
+    result = {
+        "benchmark": "modebench stats / compare",
+        "method": __doc__.split("\n\n")[1].replace("\n", " "),
+        "python": platform.python_version(),
+        "bootstrap": engine,
+        "runs": runs,
+    }
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.output:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,276 @@
+"""Paired comparison of two receipts of the same prompts (the ``compare`` table).
+
+Prompts are matched by (level, domain, id) — the evaluator's own prompt identity; a matched prompt
+must carry the same reference hash in both runs, otherwise the comparison is refused naming the
+prompts. Prompts only one run has are
+counted in ``coverage`` and left out. Per cell (level, domain) and overall, every metric of the
+``stats`` table becomes a paired difference B − A with a clustered standard error and a paired
+bootstrap interval (both runs' values of a prompt are resampled together); binary outcomes get an
+exact McNemar test with mid-p and the minimum detectable difference at this size; mode retention
+rows say which of A's modes B keeps. See ``docs/statistics.md``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from fractions import Fraction
+from typing import Any
+
+from modebench.stats import bootstrap
+from modebench.stats.bootstrap import Bootstrap
+from modebench.stats.mcnemar import mcnemar
+from modebench.stats.profiles import Profile, PromptSummary, iter_summaries
+from modebench.stats.ratio import Column, column, difference, estimate, standard_error
+from modebench.stats.retention import Retention, prompt_record, retention
+from modebench.stats.summary import k_points, metrics_for
+from modebench.stats.table import StatsTable
+from modebench.validation import InputError
+
+__all__ = [
+    "COMPARE_COLUMNS",
+    "SCHEMA",
+    "compare",
+    "compare_pairs",
+    "iter_prompt_retention",
+    "observed_discordant",
+]
+
+SCHEMA = "modebench-compare-v1"
+COMPARE_COLUMNS = (
+    "level", "domain", "draws_a", "draws_b", "metric", "k", "a", "b", "estimate", "standard_error",
+    "ci_low", "ci_high", "prompts", "correlation", "a_only", "b_only", "mcnemar_p", "mcnemar_mid_p",
+    "detectable_difference",
+)  # fmt: skip
+Pair = tuple[Profile, Profile, Retention]
+PerProfile = Callable[[Profile], tuple[Fraction, int]]
+_SHOWN = 5
+
+
+def _binary(test: Callable[[Profile], bool]) -> PerProfile:
+    return lambda p: (Fraction(int(test(p))), 1)
+
+
+# Binary per-prompt outcomes: McNemar applies. ``pass_at_draws`` is each run's saved-group pass.
+_BINARY: dict[str, PerProfile] = {
+    "first_draw_pass": _binary(lambda p: p.first),
+    "pass_at_draws": _binary(lambda p: p.c > 0),
+}
+# Joint retention statistics: (name, numerator, denominator) per prompt.
+_RETENTION: tuple[tuple[str, Callable[[Pair], int], Callable[[Pair], int]], ...] = (
+    ("mode_retention", lambda q: q[2].retained, lambda q: q[2].modes_a),
+    ("lost_draw_share", lambda q: q[2].lost_draws_a, lambda q: q[0].c),
+    ("modes_retained", lambda q: q[2].retained, lambda q: 1),
+    ("modes_lost", lambda q: q[2].lost, lambda q: 1),
+    ("modes_gained", lambda q: q[2].gained, lambda q: 1),
+    ("modes_union", lambda q: q[2].union, lambda q: 1),
+)
+
+
+def _key(summary: PromptSummary) -> tuple[int, str, str]:
+    return summary.cell[0], summary.cell[1], summary.id
+
+
+def _join(
+    a: str | os.PathLike[str], b: str | os.PathLike[str], counts: dict[str, int] | None = None
+) -> Iterator[tuple[PromptSummary, PromptSummary]]:
+    """Matched prompt pairs (same level, domain and id); refuses differing references at the end.
+
+    Both journals are read in lockstep, and a prompt waits in memory only until its partner turns
+    up, so runs of the same input (same order) compare in constant memory. ``counts`` receives the
+    number of prompts of each run.
+    """
+    pending: tuple[dict[tuple[int, str, str], PromptSummary], ...] = ({}, {})
+    totals = [0, 0]
+    differing: list[str] = []
+    for pair in itertools.zip_longest(iter_summaries(a), iter_summaries(b)):
+        if pair[0] is not None and pair[1] is not None and _key(pair[0]) == _key(pair[1]):
+            totals[0] += 1
+            totals[1] += 1
+            matched = [(pair[0], pair[1])]
+        else:
+            matched = []
+            for side, summary in enumerate(pair):
+                if summary is None:
+                    continue
+                totals[side] += 1
+                partner = pending[1 - side].pop(_key(summary), None)
+                if partner is None:
+                    if _key(summary) in pending[side]:
+                        raise InputError(f"{os.fspath((a, b)[side])}: prompt {summary.id!r} appears twice")
+                    pending[side][_key(summary)] = summary
+                else:
+                    matched.append((summary, partner) if side == 0 else (partner, summary))
+        for mine, other in matched:
+            if mine.reference_sha256 != other.reference_sha256:
+                differing.append(mine.id)
+            elif not differing:
+                yield mine, other
+    if differing:
+        shown = ", ".join(repr(i) for i in differing[:_SHOWN])
+        more = f" and {len(differing) - _SHOWN} more" if len(differing) > _SHOWN else ""
+        raise InputError(f"the runs grade different prompts under the same id: {shown}{more}")
+    if counts is not None:
+        counts.update(prompts_a=totals[0], prompts_b=totals[1])
+
+
+def _pearson(freqs: Sequence[int], xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    total = sum(freqs)
+    if total < 2:
+        return None
+    mx = math.fsum(f * x for f, x in zip(freqs, xs)) / total
+    my = math.fsum(f * y for f, y in zip(freqs, ys)) / total
+    sxy = math.fsum(f * (x - mx) * (y - my) for f, x, y in zip(freqs, xs, ys))
+    sxx = math.fsum(f * (x - mx) ** 2 for f, x in zip(freqs, xs))
+    syy = math.fsum(f * (y - my) ** 2 for f, y in zip(freqs, ys))
+    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None
+
+
+def _empty_row(
+    level: int | None, domain: str | None, draws: tuple[int | None, int | None], metric: str, k: int | None
+) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(COMPARE_COLUMNS)
+    row.update(level=level, domain=domain, draws_a=draws[0], draws_b=draws[1], metric=metric, k=k)
+    return row
+
+
+def _group_rows(
+    level: int | None, domain: str | None, pairs: Counter[Pair], ks: Sequence[int] | None, settings: Bootstrap
+) -> list[dict[str, Any]]:
+    categories = sorted(pairs)
+    freqs = [pairs[q] for q in categories]
+    draws_a = {q[0].n for q in categories}
+    draws_b = {q[1].n for q in categories}
+    draws = (min(draws_a) if len(draws_a) == 1 else None, min(draws_b) if len(draws_b) == 1 else None)
+    points = k_points(min(draws_a | draws_b), ks)
+    paired: list[tuple[str, int | None, PerProfile]] = [m for m in metrics_for(points)]
+    paired[1:1] = [(name, None, f) for name, f in _BINARY.items()]
+    rows, columns = [], []
+    for name, k, function in paired:
+        values = [(function(q[0]), function(q[1])) for q in categories]
+        dens = [da * db for (_, da), (_, db) in values]  # a prompt counts when defined in both runs
+        col_a = column((x, d) for ((x, _), _), d in zip(values, dens))
+        col_b = column((y, d) for (_, (y, _)), d in zip(values, dens))
+        diff = difference(col_b, col_a)
+        row = _empty_row(level, domain, draws, name, k)
+        kept = [(f, x, y) for f, x, y, d in zip(freqs, col_a.values(), col_b.values(), dens) if d]
+        row.update(
+            a=estimate(freqs, col_a), b=estimate(freqs, col_b), estimate=estimate(freqs, diff),
+            standard_error=standard_error(freqs, diff), prompts=sum(f for f, _, _ in kept),
+            correlation=_pearson([f for f, _, _ in kept], [x for _, x, _ in kept], [y for _, _, y in kept]),
+        )  # fmt: skip
+        if name in _BINARY:
+            _mcnemar(row, freqs, col_a, col_b)
+        rows.append(row)
+        columns.append(diff)
+    for name, numerator, denominator in _RETENTION:
+        joint = Column(
+            tuple((numerator(q), 1) for q in categories), tuple(denominator(q) for q in categories)
+        )
+        row = _empty_row(level, domain, draws, name, None)
+        row.update(estimate=estimate(freqs, joint), standard_error=standard_error(freqs, joint),
+                   prompts=sum(f for f, d in zip(freqs, joint.dens) if d))  # fmt: skip
+        rows.append(row)
+        columns.append(joint)
+    for row, interval in zip(rows, bootstrap.intervals(freqs, columns, settings)):
+        row["ci_low"], row["ci_high"] = interval if interval is not None else (None, None)
+    return rows
+
+
+def _mcnemar(row: dict[str, Any], freqs: Sequence[int], col_a: Column, col_b: Column) -> None:
+    from modebench.suite.power import detectable_delta
+
+    pairs = list(zip(freqs, col_a.values(), col_b.values()))
+    a_only = sum(f for f, x, y in pairs if x > y)
+    b_only = sum(f for f, x, y in pairs if y > x)
+    test = mcnemar(a_only, b_only)
+    row.update(a_only=a_only, b_only=b_only, mcnemar_p=test.p_value, mcnemar_mid_p=test.mid_p_value)
+    items = row["prompts"]
+    if a_only + b_only:
+        try:
+            row["detectable_difference"] = detectable_delta(items, (a_only + b_only) / items)
+        except ValueError:  # too few items to detect any difference at this discordant rate
+            row["detectable_difference"] = None
+
+
+def compare_pairs(
+    groups: dict[tuple[int, str], Counter[Pair]],
+    ks: Sequence[int] | None = None,
+    settings: Bootstrap | None = None,
+) -> list[dict[str, Any]]:
+    """Compare rows from joint (A, B, retention) category counts per cell, then overall."""
+    chosen = settings if settings is not None else Bootstrap()
+    if ks is not None and any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
+        raise ValueError("k points must be positive integers")
+    rows: list[dict[str, Any]] = []
+    overall: Counter[Pair] = Counter()
+    for (level, domain), pairs in sorted(groups.items()):
+        rows.extend(_group_rows(level, domain, pairs, ks, chosen))
+        overall.update(pairs)
+    if len(groups) > 1:
+        rows.extend(_group_rows(None, None, overall, ks, chosen))
+    return rows
+
+
+def _source(path: str | os.PathLike[str]) -> dict[str, Any]:
+    from modebench.identity import file_sha256
+
+    return {"receipt": os.fspath(path), "sha256": file_sha256(os.fspath(path))}
+
+
+def compare(
+    a: str | os.PathLike[str],
+    b: str | os.PathLike[str],
+    ks: Sequence[int] | None = None,
+    settings: Bootstrap | None = None,
+) -> StatsTable:
+    """Paired comparison of receipt ``b`` against receipt ``a`` (differences are B − A)."""
+    chosen = settings if settings is not None else Bootstrap()
+    groups: dict[tuple[int, str], Counter[Pair]] = {}
+    counts: dict[str, int] = {}
+    for mine, other in _join(a, b, counts):
+        key = (mine.profile, other.profile, retention(mine.modes, other.modes))
+        groups.setdefault((mine.cell[0], mine.cell[1]), Counter())[key] += 1
+    if not groups:
+        raise InputError(f"{os.fspath(a)} and {os.fspath(b)} have no prompt in common")
+    paired = sum(sum(c.values()) for c in groups.values())
+    total_a, total_b = counts["prompts_a"], counts["prompts_b"]
+    meta = {
+        "a": _source(a),
+        "b": _source(b),
+        "coverage": {"paired": paired, "only_a": total_a - paired, "only_b": total_b - paired,
+                     "prompts_a": total_a, "prompts_b": total_b},
+        "bootstrap": {"method": "percentile, prompt pairs resampled with replacement",
+                      "engine": bootstrap.engine(), "seed": chosen.seed, "resamples": chosen.resamples,
+                      "level": chosen.level},
+    }  # fmt: skip
+    return StatsTable(SCHEMA, COMPARE_COLUMNS, tuple(compare_pairs(groups, ks, chosen)), meta)
+
+
+def iter_prompt_retention(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """Per matched prompt: the modes A found, B found, retained, lost, gained (keys themselves)."""
+    for mine, other in _join(a, b):
+        yield {
+            "level": mine.cell[0],
+            "domain": mine.cell[1],
+            **prompt_record(mine.id, mine.modes, other.modes),
+        }
+
+
+def observed_discordant(document: Any, metric: str = "pass_at_draws") -> tuple[float, int]:
+    """(discordant rate, paired prompts) of a binary outcome in a compare document's overall row."""
+    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
+        raise InputError(f"not a comparison: expected schema {SCHEMA}")
+    rows = [r for r in document.get("rows", []) if isinstance(r, dict) and r.get("metric") == metric]
+    if not rows:
+        raise InputError(f"the comparison has no {metric} rows")
+    row = next((r for r in rows if r.get("level") is None), rows[0]) if len(rows) > 1 else rows[0]
+    try:
+        items = int(row["prompts"])
+        rate = (int(row["a_only"]) + int(row["b_only"])) / items
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        raise InputError(f"the comparison's {metric} row lacks discordant counts") from None
+    return rate, items

@@ -1,0 +1,36 @@
+"""The plain-data result every statistics function returns: a versioned table of rows."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["StatsTable"]
+
+
+@dataclass(frozen=True)
+class StatsTable:
+    """Rows of one schema (``schema`` names it, ``columns`` orders it) plus run-level metadata.
+
+    ``to_records()`` gives a list of plain dicts; ``to_pandas()`` a DataFrame (pandas optional);
+    ``to_dict()`` the documented JSON document.
+    """
+
+    schema: str
+    columns: tuple[str, ...]
+    rows: tuple[dict[str, Any], ...]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        return [dict(row) for row in self.rows]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": self.schema, **copy.deepcopy(self.meta), "rows": self.to_records()}
+
+    def to_pandas(self) -> Any:
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError("to_pandas needs pandas: pip install pandas") from None
+        return pandas.DataFrame.from_records(self.to_records(), columns=list(self.columns))
