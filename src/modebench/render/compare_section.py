@@ -49,7 +49,7 @@ def overlay_section(runs: Sequence[tuple[int, RunDigest, RowIndex]]) -> str:
         label = cell_label(level, domain)
         names = " vs ".join(run_label(run, index) for index, run, _ in runs)
         alt = f"{label}: pass@k and E[distinct@k] over k for {names}, each with its bootstrap band"
-        svg = figures.curves_svg([(n, y, s) for n, y, s in panels], f"{label}: {names}", alt)
+        svg = figures.curves_svg(panels, f"{label}: runs compared over k", alt)
         parts.append(figure(svg, alt, "overlay"))
     parts.append("</div>")
     return "".join(parts)

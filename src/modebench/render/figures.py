@@ -122,7 +122,11 @@ def curves_svg(panels: Sequence[tuple[str, str, Sequence[Series]]], title: str, 
                     continue
                 ks = [p[0] for p in points]
                 colour = PALETTE[one.colour % len(PALETTE)]
-                ax.plot(ks, [p[1] for p in points], marker="o", markersize=3, color=colour, label=one.label)
+                # Line style and marker repeat the colour's message, so runs differ without colour too.
+                style = ("-", "--", ":", "-.")[one.colour % 4]
+                marker = ("o", "s", "^", "D")[one.colour % 4]
+                ax.plot(ks, [p[1] for p in points], linestyle=style, marker=marker, markersize=3.5, color=colour,
+                        label=one.label)  # fmt: skip
                 bands = [(p[0], p[2], p[3]) for p in points if p[2] is not None and p[3] is not None]
                 if bands:
                     ax.fill_between([b[0] for b in bands], [b[1] for b in bands], [b[2] for b in bands],
@@ -133,7 +137,7 @@ def curves_svg(panels: Sequence[tuple[str, str, Sequence[Series]]], title: str, 
             ax.set_title(name)
             ax.xaxis.set_major_formatter("{x:g}")
             if len(series) > 1:
-                ax.legend(frameon=False, fontsize=7, loc="lower right")
+                ax.legend(frameon=False, fontsize=7, loc="best")
         figure.suptitle(title)
         return _svg(figure, alt)
 

@@ -34,7 +34,7 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f3f3f3; paddi
 .failed { border: 3px solid var(--bad); background: #fff4ee; padding: 0.6rem 1rem; }
 .failed h2 { color: var(--bad); border: 0; margin-top: 0.3rem; }
 .bar { display: inline-block; height: 0.8rem; background: #0072B2; vertical-align: middle; }
-.modes td.text { max-width: 34rem; }
+.modes td { max-width: 30rem; } .modes td code { word-break: break-all; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(500px, 1fr)); gap: 0 1.2rem; }
 .note { color: var(--muted); font-size: 0.88rem; }
 """
