@@ -187,17 +187,6 @@ def iter_results(path: PathLike) -> Iterator[PromptResult]:
         yield cast(PromptResult, item)
 
 
-def merge_shards(shards: list[PathLike], output_path: PathLike) -> dict[str, Any]:
-    """Merge the shard receipts of one run into the receipt and journal of the unsharded run.
-
-    Refuses shards of different runs, duplicates and gaps, naming them. Returns a summary
-    (``output``, ``cells``, ``prompts``, ``shards``, ``status``).
-    """
-    from modebench.backends.shard import merge
-
-    return merge(shards, output_path)
-
-
 def curves(
     receipt: PathLike,
     k: Sequence[int] | None = None,
@@ -254,6 +243,17 @@ def observed_discordant(comparison: PathLike, outcome: str = "pass_at_draws") ->
     if rate <= 0:
         raise InputError(f"{comparison}: no discordant prompts for {outcome}, so no rate to size with")
     return rate
+
+
+def merge_shards(shards: list[PathLike], output_path: PathLike) -> dict[str, Any]:
+    """Merge the shard receipts of one run into the receipt and journal of the unsharded run.
+
+    Refuses shards of different runs, duplicates and gaps, naming them. Returns a summary
+    (``output``, ``cells``, ``prompts``, ``shards``, ``status``).
+    """
+    from modebench.backends.shard import merge
+
+    return merge(shards, output_path)
 
 
 def render_html(

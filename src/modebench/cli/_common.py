@@ -28,6 +28,7 @@ FLAG_MESSAGES = {
     "registry_not_cached": "registry is not cached: {source}; run datasets fetch without --offline",
     "dataset_not_cached": "dataset is not cached: {label}; run datasets fetch without --offline",
     "positive_integer": "--{option} must be a positive integer",
+    "nonnegative_integer": "--{option} must be a nonnegative integer",
     "unit_fraction": "--{option} must be between 0 and 1",
     "discordant_range": "--discordant must be in (0, 1]",
     "delta_range": "--delta must be positive and smaller than the discordant rate (and δ² < ψ)",
