@@ -22,7 +22,7 @@ from modebench.api_types import (
     Report,
     Task,
 )
-from modebench.contracts import normalize_domain, normalize_level
+from modebench.contracts import Domain, normalize_level
 from modebench.diagnostics import VerifierExecutionError
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
@@ -145,11 +145,13 @@ def evaluate_file(
     )
 
 
-def _cell(cell: dict[str, Any]) -> CellSummary:
+def _cell(cell: dict[str, Any], recorded: frozenset[str]) -> CellSummary:
+    from modebench.reporting import cell_domain
+
     pcmd = cell["pcmd"]
     return CellSummary(
         level=normalize_level(cell["level"]),
-        domain=normalize_domain(cell["domain"]),
+        domain=cast(Domain, cell_domain(cell["domain"], recorded)),
         k=int(cell["k"]),
         accuracy=cell["accuracy"],
         pass_at_k=cell["pass_at_k"],
@@ -169,12 +171,14 @@ def _cell(cell: dict[str, Any]) -> CellSummary:
 def read_report(path: PathLike) -> Report:
     """Load and validate a v3/v4 receipt (v4: the journal hash too). Check ``status`` first."""
     from modebench.reporting import read_report as _read_report
+    from modebench.reporting import recorded_plugins
 
     payload = _read_report(path)
+    recorded = recorded_plugins(payload)
     return Report(
         schema=str(payload["schema"]),
         status=cast(EvaluationStatus, payload["evaluation"]["status"]),
-        cells=tuple(_cell(cell) for cell in payload["cells"]),
+        cells=tuple(_cell(cell, recorded) for cell in payload["cells"]),
         input_sha256=payload.get("input_sha256"),
     )
 

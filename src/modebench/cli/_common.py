@@ -48,6 +48,22 @@ def error_message(error: Exception) -> str:
     return str(error)
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Help that states each option's default, when it has a meaningful one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            "%(default)" in text
+            or default in (None, False, argparse.SUPPRESS)
+            or not action.option_strings
+            or isinstance(action, argparse._HelpAction | argparse._VersionAction)
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 def print_json(value: Any, indent: int | None = None) -> None:
     """One JSON document on stdout, flushed (a pipe reader sees it at once)."""
     print(json.dumps(value, indent=indent), flush=True)

@@ -31,7 +31,7 @@ def add_commands(commands: Any) -> None:
     report_cmd = commands.add_parser(
         "report", help="print the text summary of receipts, their cell table, or write the HTML report"
     )
-    report_cmd.add_argument("receipt", nargs="+")
+    report_cmd.add_argument("receipt", nargs="+", help="receipt JSON written by evaluate (one or more)")
     report_cmd.add_argument("--format", choices=FORMATS, default="text", help="table format (default text)")
     report_cmd.add_argument(
         "--html", metavar="OUT.html", help="write one self-contained HTML page (needs the 'plot' extra)"
