@@ -1,15 +1,26 @@
 """Throughput and memory of `modebench evaluate` on generated inputs covering all 25 cells.
 
-Two input shapes, k responses per prompt:
+Input shapes, k responses per prompt:
 * ``mixed``: references drawn from a pool per cell and responses drawn with the skew real model
   output has (a few modes repeat often; wrong and malformed answers recur), so caches help;
 * ``distinct``: every (reference, response) pair is distinct (a unique prompt-specific preamble
-  precedes each boxed answer), so no result cache can help.
+  precedes each boxed answer), so no result cache can help;
+* ``all-distinct``: every prompt has its own freshly generated reference, graded against up to
+  five of its certified modes plus distinct wrong and malformed answers.
 
 Each run happens in a fresh process that reports responses/s, its own peak RSS and the peak RSS
 of its worker processes. Results are printed and written as JSON.
 
     python ops/benchmark_evaluation.py --sizes 1000 10000 --workers 1 2 --shape mixed distinct
+
+``--compare`` runs the two side-by-side inputs (mixed, 1,000 prompts; all-distinct, 652
+prompts; k = 8) through the ``modebench evaluate`` command with ``--workers 1``, and, given
+``--reference-python`` (an interpreter with ModeBench 0.4.0 installed), through the reference
+too, checking that the receipt cells are identical. The per-response rate of every sized run is
+then also compared with the reference's rate on the mixed input of the same session.
+
+    python ops/benchmark_evaluation.py --compare --reference-python /path/to/0.4.0/bin/python \
+        --sizes 10000 100000 --workers 1 2 --shape mixed
 """
 
 from __future__ import annotations
@@ -108,6 +119,96 @@ def write_input(path: Path, prompts: int, k: int, shape: str, pool: dict[tuple[i
     return responses
 
 
+def write_all_distinct(path: Path, prompts: int, k: int) -> int:
+    """Every prompt its own reference (fresh generator seed); responses distinct within it."""
+    cells = [(level, domain) for level in range(1, 6) for domain in DOMAINS]
+    wrong = ["\\boxed{0}", "\\boxed{1}", "\\boxed{42}", "not a solution", "I am not sure.", ""]
+    responses = 0
+    with open(path, "w", encoding="utf-8") as handle:
+        for index in range(prompts):
+            level, domain = cells[index % len(cells)]
+            found = plugin(domain)
+            assert found.generate is not None and found.witnesses is not None
+            row = found.generate(level, random.Random(f"all-distinct-{index}"))
+            texts = found.witnesses(level, json.loads(row["answer"]))[:5]
+            texts += [text for text in wrong if text not in texts][: k - len(texts)]
+            record = {
+                "id": f"d{index}",
+                "level": level,
+                "domain": domain,
+                "problem": row["problem"],
+                "answer": row["answer"],
+                "responses": texts,
+            }
+            handle.write(json.dumps(record) + "\n")
+            responses += len(texts)
+    return responses
+
+
+def run_cli(python: str, source: Path, scratch: Path, label: str, workers: int = 1) -> dict[str, Any]:
+    """``python -m modebench evaluate`` as a user runs it, timed from outside; the receipt's cells."""
+    output = scratch / f"{label}-{time.monotonic_ns()}.json"
+    run = scratch / "run.json"
+    run.write_text(json.dumps(RUN), encoding="utf-8")
+    env = dict(os.environ)
+    if python == sys.executable:
+        env["PYTHONPATH"] = str(ROOT / "src")
+    started = time.perf_counter()
+    done = subprocess.run(
+        # The console script's entry point, for an interpreter whose package has no __main__ too.
+        [python, "-c", "import sys; from modebench.cli import main; sys.exit(main())"]
+        + ["evaluate", str(source), "--run", str(run), "--output", str(output)]
+        + ["--workers", str(workers), "--progress-every", "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=scratch,
+    )
+    seconds = time.perf_counter() - started
+    if not output.is_file():
+        raise RuntimeError(f"{label}: no receipt (exit {done.returncode}): {done.stderr[-2000:]}")
+    receipt = json.loads(output.read_text(encoding="utf-8"))
+    return {"seconds": seconds, "cells": receipt["cells"], "status": receipt["evaluation"]["status"]}
+
+
+def load_average() -> list[float]:
+    return [round(value, 2) for value in os.getloadavg()]
+
+
+COMPARE_INPUTS = {"mixed": 1000, "all-distinct": 652}
+
+
+def compare(
+    pool: dict[tuple[int, str], list[Any]], scratch: Path, reference: str | None, names: list[str]
+) -> list[dict[str, Any]]:
+    rows = []
+    for shape in names:
+        prompts = COMPARE_INPUTS[shape]
+        source = scratch / f"compare-{shape}-{prompts}.jsonl"
+        if shape == "mixed":
+            responses = write_input(source, prompts, 8, shape, pool)
+        else:
+            responses = write_all_distinct(source, prompts, 8)
+        row: dict[str, Any] = {"input": shape, "prompts": prompts, "responses": responses, "workers": 1}
+        row["load_before"] = load_average()
+        ours = run_cli(sys.executable, source, scratch, "ours")
+        row["seconds"] = round(ours["seconds"], 2)
+        row["responses_per_second"] = round(responses / ours["seconds"], 1)
+        row["status"] = ours["status"]
+        if reference is not None:
+            theirs = run_cli(reference, source, scratch, "reference")
+            row["reference_seconds"] = round(theirs["seconds"], 2)
+            row["reference_responses_per_second"] = round(responses / theirs["seconds"], 2)
+            row["reference_status"] = theirs["status"]
+            row["cells_identical"] = ours["cells"] == theirs["cells"]
+            row["speedup"] = round(theirs["seconds"] / ours["seconds"], 1)
+        row["load_after"] = load_average()
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        source.unlink()
+    return rows
+
+
 def run_once(source: Path, workers: int, scratch: Path) -> dict[str, Any]:
     output = scratch / f"receipt-{time.monotonic_ns()}.json"
     done = subprocess.run(
@@ -132,18 +233,35 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--shape", nargs="+", default=["mixed", "distinct"], choices=["mixed", "distinct"])
+    parser.add_argument(
+        "--shape", nargs="*", default=["mixed", "distinct"], choices=["mixed", "distinct", "all-distinct"]
+    )
     parser.add_argument("--k", type=int, default=8)
+    parser.add_argument("--compare", action="store_true", help="the two side-by-side inputs first")
+    parser.add_argument(
+        "--compare-inputs", nargs="+", default=list(COMPARE_INPUTS), choices=list(COMPARE_INPUTS)
+    )
+    parser.add_argument("--reference-python", help="interpreter with modebench==0.4.0 installed")
     parser.add_argument("--output", default=str(ROOT / "ops" / "results" / "evaluation.json"))
     args = parser.parse_args()
-    pool = _pool()
+    needs_pool = (args.compare and "mixed" in args.compare_inputs) or {"mixed", "distinct"} & set(args.shape)
+    pool = _pool() if needs_pool else {}
     rows = []
+    compared: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="modebench-bench-") as temp:
         scratch = Path(temp)
+        if args.compare:
+            compared = compare(pool, scratch, args.reference_python, args.compare_inputs)
+        reference_rate = next(
+            (row.get("reference_responses_per_second") for row in compared if row["input"] == "mixed"), None
+        )
         for shape in args.shape:
             for size in args.sizes:
                 source = scratch / f"{shape}-{size}.jsonl"
-                responses = write_input(source, size, args.k, shape, pool)
+                if shape == "all-distinct":
+                    responses = write_all_distinct(source, size, args.k)
+                else:
+                    responses = write_input(source, size, args.k, shape, pool)
                 for workers in args.workers:
                     measured = run_once(source, workers, scratch)
                     row = {
@@ -157,11 +275,18 @@ def main() -> None:
                         "parent_peak_rss_mib": round(measured["parent_rss_kib"] / 1024, 1),
                         "worker_peak_rss_mib": round(measured["worker_rss_kib"] / 1024, 1),
                         "status": measured["status"],
+                        "load": load_average(),
                     }
+                    if reference_rate:
+                        row["rate_over_reference_mixed_1k"] = round(
+                            row["responses_per_second"] / reference_rate, 1
+                        )
                     rows.append(row)
                     print(json.dumps(row), flush=True)
                 source.unlink()
-    payload = {"benchmark": "modebench evaluate", "cpu_count": os.cpu_count(), "runs": rows}
+    payload: dict[str, Any] = {"benchmark": "modebench evaluate", "cpu_count": os.cpu_count(), "runs": rows}
+    if compared:
+        payload["side_by_side"] = compared
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     print(f"written: {args.output}")

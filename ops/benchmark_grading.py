@@ -106,6 +106,10 @@ def main() -> None:
     args = parser.parse_args()
     source = "conformance-v1 fixtures" if FIXTURES.is_file() else "generated tasks"
     cases = _cases_from_fixtures() if FIXTURES.is_file() else _cases_from_generators()
+    for domain in DOMAINS:  # as a worker does before taking work (SymPy for MathIR)
+        warm_up = plugin(domain).warm_up
+        if warm_up is not None:
+            warm_up()
     report = measure(cases, args.repeat)
     print(f"in-process grading cost per response ({source}, {args.repeat} repeats)")
     print("warm = the same response graded again; cold = its first grade (reference already validated)")

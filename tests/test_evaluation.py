@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -308,16 +309,17 @@ def test_resume_refuses_a_tampered_checkpoint(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         evaluate_file(source, tmp_path / "out.json", progress=stop)
     ledger = tmp_path / "out.json.work" / "ledger.sqlite3"
-    with sqlite3.connect(ledger) as db:
-        db.execute(
-            "UPDATE prompts SET result_json = replace(result_json, 'correct', 'incorrect') WHERE seq = 3"
-        )
+
+    def edit(column: str, seq: int, old: str, new: str) -> None:
+        with sqlite3.connect(ledger) as db:
+            (blob,) = db.execute(f"SELECT {column} FROM prompts WHERE seq = ?", (seq,)).fetchone()
+            text = zlib.decompress(blob).decode().replace(old, new)
+            db.execute(f"UPDATE prompts SET {column} = ? WHERE seq = ?", (zlib.compress(text.encode()), seq))
+
+    edit("result", 3, "correct", "incorrect")
     with pytest.raises(InputError, match="checkpoint result identity or ordering mismatch"):
         evaluate_file(source, tmp_path / "out.json", resume=True)
-    with sqlite3.connect(ledger) as db:
-        db.execute(
-            "UPDATE prompts SET prepared_json = replace(prepared_json, '1+2+3', '1+2+4') WHERE seq = 2"
-        )
+    edit("prepared", 2, "1+2+3", "1+2+4")
     with pytest.raises(InputError, match="checkpoint prepared-record identity mismatch"):
         evaluate_file(source, tmp_path / "out.json", resume=True)
     assert not (tmp_path / "out.json").exists()

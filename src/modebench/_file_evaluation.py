@@ -24,14 +24,14 @@ __all__ = ["FAILURE_SCHEMA", "evaluate_path"]
 FAILURE_SCHEMA = "modebench-saved-responses-v3"
 
 
-def _check(options: EvaluationOptions, output: str | os.PathLike[str]) -> None:
+def _check(options: EvaluationOptions, output: str | os.PathLike[str], resume: bool) -> None:
     if (options.cache_dir is not None or options.offline) and options.config is None:
         raise OptionError("cache_requires_config", "cache_dir and offline require a dataset config")
     if options.registry is not None and options.config is None:
         raise OptionError("registry_requires_config", "registry requires a dataset config")
     if options.run is not None and options.run_file is not None:
         raise OptionError("run_twice", "give run or run_file, not both")
-    if Path(output).exists():
+    if Path(output).exists() and not resume:  # resuming a finished run returns its summary
         raise InputError(f"output already exists: {os.fspath(output)}")
 
 
@@ -71,7 +71,7 @@ def evaluate_path(
     """
     from modebench.streaming import evaluate_file
 
-    _check(options, output_path)
+    _check(options, output_path, resume)
     if cluster_address is not None and backend != "ray":
         raise OptionError("address_requires_ray", "a cluster address applies only to the ray back end")
     from modebench.backends.shard import parse_shard
@@ -104,6 +104,7 @@ def evaluate_path(
             resume=resume,
             progress=progress,
             workers=workers,
+            keep_checkpoint=options.keep_checkpoint,
             backend=backend,
             cluster_address=cluster_address,
             shard=selected,

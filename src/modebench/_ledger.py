@@ -2,22 +2,29 @@
 
 Layout (private to this project): ``info`` (canonical-JSON values), ``seen`` (the duplicate-prompt
 set, so memory stays flat), and ``prompts`` with one row per input record holding the prepared
-record once (the raw record lives inside it) and, once graded, the canonical per-prompt result.
-Grading commits in bounded groups; the journal is appended only after its group is committed.
+record once (the raw record lives inside it) and, once graded, the canonical per-prompt result and
+its link of the journal digest chain (see ``docs/checkpoints.md``). Record and result texts are
+stored zlib-compressed and digests as raw bytes: the ledger is a private working copy, and model
+responses compress several-fold. Grading commits in bounded groups; the journal is appended only
+after its group is committed.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
+import re
 import shutil
 import sqlite3
+import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from modebench.identity import canonical, sha256_text
+from modebench.identity import canonical
 from modebench.validation import InputError, OptionError, loads
 
 SCHEMA_SQL = """
@@ -26,10 +33,37 @@ CREATE TABLE IF NOT EXISTS seen (level INTEGER, domain TEXT, rid TEXT,
                                  PRIMARY KEY(level, domain, rid)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS prompts (
     seq INTEGER PRIMARY KEY, level INTEGER NOT NULL, domain TEXT NOT NULL, k INTEGER NOT NULL,
-    prepared_json TEXT NOT NULL, prepared_sha TEXT, result_json TEXT, result_sha TEXT);
+    prepared BLOB NOT NULL, prepared_sha BLOB NOT NULL, result BLOB, chain BLOB);
 """
 LEDGER_NAME = "ledger.sqlite3"
+#: Files of the ledger itself (SQLite's WAL companions included); the journal is not among them.
+LEDGER_FILES = (LEDGER_NAME, LEDGER_NAME + "-wal", LEDGER_NAME + "-shm", "lock")
 PAGE = 512
+#: The link before sequence 0 of the journal digest chain.
+CHAIN_START = hashlib.sha256(b"modebench-journal-chain-v1").digest()
+_TEXT_COLUMNS = {"prepared", "result"}
+
+
+def chain_link(previous: bytes, line: str) -> bytes:
+    """The chain link of a journal line: SHA-256 of the previous link and the line's bytes."""
+    return hashlib.sha256(previous + line.encode("utf-8")).digest()
+
+
+def text_sha(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def _pack(text: str) -> bytes:
+    return zlib.compress(text.encode("utf-8"), 1)
+
+
+def _unpack(blob: Any) -> str | None:
+    if blob is None:
+        return None
+    try:
+        return zlib.decompress(blob).decode("utf-8")
+    except (zlib.error, TypeError, UnicodeDecodeError):
+        raise InputError("checkpoint record is not readable") from None
 
 
 class SeenSet:
@@ -78,18 +112,20 @@ class Ledger:
 
     def insert(self, seq: int, level: int, domain: str, k: int, prepared_json: str) -> None:
         self.db.execute(
-            "INSERT INTO prompts (seq, level, domain, k, prepared_json, prepared_sha) VALUES (?, ?, ?, ?, ?, ?)",
-            (seq, level, domain, k, prepared_json, sha256_text(prepared_json)),
+            "INSERT INTO prompts (seq, level, domain, k, prepared, prepared_sha) VALUES (?, ?, ?, ?, ?, ?)",
+            (seq, level, domain, k, _pack(prepared_json), text_sha(prepared_json)),
         )
 
-    def set_result(self, seq: int, result_json: str) -> None:
-        self.db.execute(
-            "UPDATE prompts SET result_json=?, result_sha=? WHERE seq=?",
-            (result_json, sha256_text(result_json), seq),
-        )
+    def set_result(self, seq: int, result_json: str, link: bytes) -> None:
+        self.db.execute("UPDATE prompts SET result=?, chain=? WHERE seq=?", (_pack(result_json), link, seq))
 
     def rows(self, columns: str, where: str = "1", start: int = 0) -> Iterator[tuple[Any, ...]]:
-        """Iterate rows by ``seq`` in pages (no cursor held open across commits)."""
+        """Iterate rows by ``seq`` in pages (no cursor held open across commits).
+
+        ``prepared`` and ``result`` come back as text (None for a pending result).
+        """
+        names = [name.strip() for name in columns.split(",")]
+        texts = [index + 1 for index, name in enumerate(names) if name in _TEXT_COLUMNS]
         while True:
             page = self.db.execute(
                 f"SELECT seq, {columns} FROM prompts WHERE seq >= ? AND ({where}) ORDER BY seq LIMIT {PAGE}",
@@ -97,11 +133,17 @@ class Ledger:
             ).fetchall()
             if not page:
                 return
-            yield from page
+            for row in page:
+                if texts:
+                    values = list(row)
+                    for index in texts:
+                        values[index] = _unpack(values[index])
+                    row = tuple(values)
+                yield row
             start = page[-1][0] + 1
 
     def completed(self) -> int:
-        row = self.db.execute("SELECT COUNT(*) FROM prompts WHERE result_json IS NOT NULL").fetchone()
+        row = self.db.execute("SELECT COUNT(*) FROM prompts WHERE result IS NOT NULL").fetchone()
         return int(row[0])
 
     def count(self) -> int:
@@ -113,7 +155,10 @@ def checkpoint(directory: str | os.PathLike[str], resume: bool) -> Iterator[Ledg
     """Create (fresh) or reopen (resume) a checkpoint, holding an exclusive lock on it."""
     path = Path(directory)
     if resume:
-        if not (path / LEDGER_NAME).is_file():
+        # A directory holding nothing or only the lock was killed before its database existed:
+        # it is reopened and the caller starts it afresh (nothing was graded). Anything else
+        # without a database is not a checkpoint of ours.
+        if not (path / LEDGER_NAME).is_file() and not (path.is_dir() and _unborn(path)):
             raise InputError(f"no checkpoint to resume: {path}")
     else:
         try:
@@ -150,9 +195,53 @@ def checkpoint(directory: str | os.PathLike[str], resume: bool) -> Iterator[Ledg
         lock.close()
 
 
+def _unborn(path: Path) -> bool:
+    return {entry.name for entry in path.iterdir()} <= {"lock"}
+
+
 def discard(directory: str | os.PathLike[str]) -> None:
     """Remove a checkpoint directory that never reached grading."""
     shutil.rmtree(directory, ignore_errors=True)
 
 
-__all__ = ["Ledger", "SeenSet", "checkpoint", "discard"]
+def sweep_temporaries(final: Path, older_than: float = 0.0) -> None:
+    """Remove ``atomic_output`` temporaries of ``final`` left by a killed evaluator.
+
+    Called only while this checkpoint's exclusive lock is held, so inside the checkpoint whoever
+    wrote them is dead; beside the output (which another checkpoint could target) only
+    temporaries older than ``older_than`` seconds are taken.
+    """
+    cutoff = time.time() - older_than
+    pattern = re.compile(re.escape(f".{final.name}-") + "[0-9a-f]{12}")
+    try:
+        entries = list(os.scandir(final.parent))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if pattern.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                if older_than <= 0 or entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+        except FileNotFoundError:
+            pass
+
+
+def drop_ledger(directory: str | os.PathLike[str]) -> None:
+    """Remove the ledger of a completed run; the journal the receipt names stays."""
+    for name in LEDGER_FILES:
+        try:
+            os.unlink(Path(directory) / name)
+        except FileNotFoundError:
+            pass
+
+
+__all__ = [
+    "CHAIN_START",
+    "Ledger",
+    "SeenSet",
+    "chain_link",
+    "checkpoint",
+    "discard",
+    "drop_ledger",
+    "text_sha",
+]

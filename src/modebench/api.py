@@ -6,7 +6,7 @@ import copy
 import dataclasses
 import pathlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from modebench.api_types import (
     CellSummary,
@@ -27,6 +27,9 @@ from modebench.diagnostics import VerifierExecutionError
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
 
+if TYPE_CHECKING:
+    from modebench.generate import GenerationResult, GenerationSettings, Source
+
 __all__ = [
     "EvaluationOptions",
     "EvaluationReceipt",
@@ -40,6 +43,7 @@ __all__ = [
     "curves",
     "evaluate_file",
     "export_dataset",
+    "generate_responses",
     "grade",
     "iter_results",
     "load_tasks",
@@ -142,6 +146,36 @@ def evaluate_file(
         cells=int(summary["cells"]),
         work_dir=pathlib.Path(summary["work_dir"]),
         dataset_kind=summary["dataset_kind"],
+    )
+
+
+def generate_responses(
+    source: Source,
+    output: PathLike,
+    settings: GenerationSettings,
+    *,
+    run_output: PathLike | None = None,
+    retry_failed: bool = False,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+    receipt: PathLike | None = None,
+    min_defined_prompts: int = 30,
+) -> GenerationResult:
+    """Sample ``settings.k`` draws per prompt from an OpenAI-compatible endpoint (``docs/generate.md``).
+
+    Writes evaluate input to ``output`` plus run metadata and a per-draw sidecar; resumable from the
+    draw ledger next to ``output``; with ``receipt``, evaluates the output right after the last draw.
+    """
+    from modebench.generate import generate_responses as _generate
+
+    return _generate(
+        source,
+        output,
+        settings,
+        run_output=run_output,
+        retry_failed=retry_failed,
+        progress=progress,
+        receipt=receipt,
+        min_defined_prompts=min_defined_prompts,
     )
 
 

@@ -92,6 +92,8 @@ class EvaluationOptions:
     offline: bool = False
     #: Run metadata read (strict JSON) from this file instead of ``run``.
     run_file: PathLike | None = None
+    #: Keep the checkpoint ledger after a completed run (by default only the result journal stays).
+    keep_checkpoint: bool = False
 
 
 @dataclass(frozen=True)

@@ -391,6 +391,34 @@ def evaluation_block(status: str, status_counts: dict[str, int], threshold: int)
     }
 
 
+def tally_results(
+    entries: Iterable[tuple[int, str, int, dict[str, Any]]],
+) -> tuple[StatusTally, dict[tuple[int, str, int], metrics.CellAccumulator]]:
+    """Status tally and cell accumulators of per-prompt results (v4 receipt assembly)."""
+    tally = StatusTally()
+    cells: dict[tuple[int, str, int], metrics.CellAccumulator] = {}
+    for level, domain, k, result in entries:
+        tally.add(result)
+        accumulator = cells.setdefault((level, domain, k), metrics.CellAccumulator())
+        if result["accuracy"] is not None:
+            accumulator.add(result)
+        else:
+            accumulator.prompts += 1
+    return tally, cells
+
+
+def v4_cells(
+    cells: dict[tuple[int, str, int], metrics.CellAccumulator], threshold: int, healthy: bool
+) -> list[dict[str, Any]]:
+    """The cells of a v4 receipt, in receipt order."""
+    out = []
+    for (level, domain, k), accumulator in sorted(cells.items()):
+        cell = {"level": level, "domain": domain, "k": k, **accumulator.summary(threshold, healthy)}
+        cell["protocol_notes"] = protocol_notes(level, domain)
+        out.append(cell)
+    return out
+
+
 def receipt_header(software: dict[str, Any], preflight: Preflight) -> dict[str, Any]:
     return {"software": software, **preflight.run_block(), "dataset": preflight.dataset_block()}
 

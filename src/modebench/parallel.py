@@ -174,6 +174,8 @@ class ParallelGrader:
         self.close()
 
     def close(self) -> None:
+        # Threads waiting on a worker see the flag within CANCEL_POLL_SECONDS and kill their
+        # worker, so closing never waits for a chunk in flight to finish grading.
         self._cancelled.set()
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
@@ -187,7 +189,7 @@ class ParallelGrader:
         """Spawn every worker now, so their warm-up overlaps the caller's preflight."""
         with self._lock:
             while len(self._idle) + len(self._all) < self.workers:
-                worker = BoundedWorker()
+                worker = BoundedWorker(cancel=self._cancelled)
                 worker.spawn()
                 self._idle.append(worker)
 
@@ -204,7 +206,7 @@ class ParallelGrader:
         worker = getattr(self._local, "worker", None)
         if worker is None:
             with self._lock:
-                worker = self._idle.pop() if self._idle else BoundedWorker()
+                worker = self._idle.pop() if self._idle else BoundedWorker(cancel=self._cancelled)
                 self._all.append(worker)
             self._local.worker = worker
         return worker

@@ -1,16 +1,23 @@
-"""Reading receipts (v3 and v4) with every check a reader makes (``docs/evaluation.md``), and the report text."""
+"""Reading receipts (v3 and v4) with every check of the receipt contract, and the report text.
+
+A v4 receipt's numbers are not trusted: every cell, the status counts and the status are
+recomputed from its hash-verified journal and must agree (``docs/receipts.md``). Files are read
+only if they are regular files, with bounded reads, so a path to a device or FIFO cannot hang.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from modebench.contracts import normalize_domain, normalize_level
-from modebench.identity import file_sha256
+from modebench.identity import canonical
 from modebench.validation import InputError, is_integer, loads, positive_integer
 
 V3 = "modebench-saved-responses-v3"
@@ -18,6 +25,8 @@ V4 = "modebench-saved-responses-v4"
 SCHEMAS = (V3, V4)
 RESULT_FORMAT = "modebench-prompt-result-v1"
 MAX_RESULT_LINE_BYTES = 64 * 1024 * 1024
+#: A receipt holds a header and one small object per cell; anything larger is not a receipt.
+MAX_RECEIPT_BYTES = 64 * 1024 * 1024
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _METRICS = ("accuracy", "pass_at_k", "distinct_at_k")
 FOOTER = "PCMD uses only verified answers; reportable=false means insufficient eligible prompts."
@@ -85,10 +94,29 @@ def _check_cell(cell: Any, completed: bool, recorded: frozenset[str]) -> None:
         raise InputError(f"incomplete report cell: {exc}") from None
 
 
+def _open_regular(path: str | os.PathLike[str]) -> Any:
+    handle = open(path, "rb")  # noqa: SIM115 - returned to the caller's with-block
+    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        handle.close()
+        raise InputError(f"not a regular file: {path}")
+    return handle
+
+
+def _journal_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with _open_regular(path) as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) -> dict[str, Any]:
-    """Load and validate a receipt; for v4 also verify the journal hash."""
-    with open(path, "rb") as handle:
-        payload = loads(handle.read())
+    """Load and validate a receipt; for v4 also verify the journal and recompute its numbers."""
+    with _open_regular(path) as handle:
+        data = handle.read(MAX_RECEIPT_BYTES + 1)
+    if len(data) > MAX_RECEIPT_BYTES:
+        raise InputError(f"receipt exceeds {MAX_RECEIPT_BYTES} bytes")
+    payload = loads(data)
     if not isinstance(payload, dict) or payload.get("schema") not in SCHEMAS:
         raise InputError("report requires a ModeBench v3 or v4 receipt")
     evaluation = payload.get("evaluation")
@@ -114,9 +142,98 @@ def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) ->
         records = reference.get("records")
         if not is_integer(records) or records < 1:
             raise InputError("invalid detailed-result count")
-        if verify_results and file_sha256(journal_path(path, payload)) != reference["sha256"]:
-            raise InputError("detailed-result journal hash mismatch")
+        if verify_results:
+            journal = journal_path(path, payload)
+            if _journal_sha256(journal) != reference["sha256"]:
+                raise InputError("detailed-result journal hash mismatch")
+            _recompute(payload, journal)
+            _check_identity(payload)
     return payload
+
+
+def _check_identity(payload: dict[str, Any]) -> None:
+    """For a custom dataset, the input hash and options must reproduce the execution identity.
+
+    The identity digest binds ``input_sha256`` with the options and software; everything it
+    covers is in the receipt except whether the run was passed as an option or inline, so both
+    are tried. (A frozen run's identity also covers the dataset manifest, which the receipt does
+    not hold; it is not checked here.)
+    """
+    from modebench.identity import digest_json
+    from modebench.streaming import checkpoint_identity
+
+    dataset, execution = payload.get("dataset"), payload.get("execution")
+    if not isinstance(dataset, dict) or dataset.get("kind") != "custom" or not isinstance(execution, dict):
+        return
+    software = payload.get("software")
+    if not isinstance(software, dict) or not isinstance(payload.get("input_sha256"), str):
+        raise InputError("receipt input_sha256 disagrees with its execution identity")
+    for run in (payload.get("run"), None):
+        options = {
+            "min_defined_prompts": payload["evaluation"].get("min_defined_prompts"),
+            "run": run,
+            "config": None,
+            "split": "eval",
+            "allow_partial": False,
+        }
+        identity = checkpoint_identity(payload["input_sha256"], options, None, software)
+        if digest_json(identity) == execution.get("identity_sha256"):
+            return
+    raise InputError("receipt input_sha256 disagrees with its execution identity")
+
+
+def _journal_entries(journal: Path, expected: int) -> Iterator[dict[str, Any]]:
+    index = 0
+    with _open_regular(journal) as handle:
+        while True:
+            line = handle.readline(MAX_RESULT_LINE_BYTES + 1)
+            if not line:
+                break
+            if len(line) > MAX_RESULT_LINE_BYTES:
+                raise InputError("detailed-result line exceeds byte limit")
+            entry = loads(line)
+            if (
+                not isinstance(entry, dict)
+                or entry.get("schema") != RESULT_FORMAT
+                or entry.get("sequence") != index
+            ):
+                raise InputError("detailed-result sequence mismatch")
+            yield entry
+            index += 1
+    if index != expected:
+        raise InputError("detailed-result count mismatch")
+
+
+def _recompute(payload: dict[str, Any], journal: Path) -> None:
+    """Refuse a v4 receipt whose status, status counts or cells disagree with its journal."""
+    from modebench.evaluation import tally_results, v4_cells
+
+    evaluation = payload["evaluation"]
+    threshold = evaluation.get("min_defined_prompts")
+    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold <= 0:
+        raise InputError("receipt evaluation has no valid min_defined_prompts")
+    try:
+        tally, cells = tally_results(
+            (entry["level"], entry["domain"], entry["k"], entry["result"])
+            for entry in _journal_entries(journal, payload["prompt_results"]["records"])
+        )
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"detailed-result entry is incomplete: {exc}") from None
+    healthy, counts = tally.healthy, tally.counts
+    if evaluation["status"] != ("completed" if healthy else "failed"):
+        raise InputError("receipt evaluation status disagrees with its result journal")
+    if evaluation.get("status_counts") != dict(sorted(counts.items())):
+        raise InputError("receipt status_counts disagree with its result journal")
+    expected = v4_cells(cells, threshold, healthy)
+    if len(expected) != len(payload["cells"]):
+        raise InputError("receipt cells disagree with its result journal: cell count")
+    for given, derived in zip(payload["cells"], expected):
+        if canonical(given) != canonical(derived):
+            where = f"level {derived['level']} {derived['domain']} k={derived['k']}"
+            keys = sorted(key for key in derived if given.get(key) != derived[key]) or ["cell"]
+            raise InputError(f"receipt cells disagree with its result journal: {where}: {', '.join(keys)}")
 
 
 def journal_path(receipt: str | os.PathLike[str], payload: dict[str, Any]) -> Path:
@@ -131,26 +248,8 @@ def iter_prompt_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]
         for cell in payload["cells"]:
             yield from cell.get("prompt_results", [])
         return
-    expected = payload["prompt_results"]["records"]
-    index = 0
-    with open(journal_path(path, payload), "rb") as handle:
-        while True:
-            line = handle.readline(MAX_RESULT_LINE_BYTES + 1)
-            if not line:
-                break
-            if len(line) > MAX_RESULT_LINE_BYTES:
-                raise InputError("detailed-result line exceeds byte limit")
-            entry = loads(line)
-            if (
-                not isinstance(entry, dict)
-                or entry.get("schema") != RESULT_FORMAT
-                or entry.get("sequence") != index
-            ):
-                raise InputError("detailed-result sequence mismatch")
-            yield entry["result"]
-            index += 1
-    if index != expected:
-        raise InputError("detailed-result count mismatch")
+    for entry in _journal_entries(journal_path(path, payload), payload["prompt_results"]["records"]):
+        yield entry["result"]
 
 
 def iter_cell_results(path: str | os.PathLike[str]) -> Iterator[tuple[int, str, int, dict[str, Any]]]:
@@ -161,12 +260,8 @@ def iter_cell_results(path: str | os.PathLike[str]) -> Iterator[tuple[int, str, 
             for result in cell.get("prompt_results", []):
                 yield cell["level"], cell["domain"], cell["k"], result
         return
-    with open(journal_path(path, payload), "rb") as handle:
-        for index, line in enumerate(handle):
-            entry = loads(line)
-            if not isinstance(entry, dict) or entry.get("sequence") != index:
-                raise InputError("detailed-result sequence mismatch")
-            yield entry["level"], entry["domain"], entry["k"], entry["result"]
+    for entry in _journal_entries(journal_path(path, payload), payload["prompt_results"]["records"]):
+        yield entry["level"], entry["domain"], entry["k"], entry["result"]
 
 
 def _g(value: Any) -> str:

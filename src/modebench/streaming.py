@@ -7,11 +7,13 @@ atomic publication). A run killed at any moment resumes to the same receipt cell
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +21,15 @@ from modebench import _ledger, domains, metrics
 from modebench._ledger import checkpoint
 from modebench.backends import Grader, make_grader
 from modebench.backends.shard import WHOLE, Shard, shard_receipt_text
+from modebench.diagnostics import VerifierExecutionError
 from modebench.evaluation import (
     Options,
     Preflight,
     StatusTally,
     now_iso,
     prompt_result,
-    protocol_notes,
+    tally_results,
+    v4_cells,
 )
 from modebench.identity import (
     canonical,
@@ -65,6 +69,7 @@ __all__ = [
     "MAX_RESPONSES_PER_PROMPT",
     "REPORT_SCHEMA",
     "canonical",
+    "checkpoint_identity",
     "evaluate_file",
     "file_sha256",
     "iter_jsonl",
@@ -105,8 +110,8 @@ def _event(progress: Progress | None, phase: str, done: int, total: int | None) 
         progress({"phase": phase, "completed_prompts": done, "total_prompts": total})
 
 
-def _identity(
-    input_sha: str, options: dict[str, Any], frozen: Any, software: dict[str, Any], shard: Shard | None
+def checkpoint_identity(
+    input_sha: str, options: dict[str, Any], frozen: Any, software: dict[str, Any], shard: Shard | None = None
 ) -> dict[str, Any]:
     identity = {
         "schema": CHECKPOINT_SCHEMA,
@@ -125,6 +130,27 @@ def _identity(
     return identity
 
 
+def input_file(path: str | os.PathLike[str]) -> Path:
+    """The absolute path of an input that must be a readable regular file.
+
+    Checked before anything is created, so a bad path leaves nothing behind; a FIFO or device
+    would be read twice (hash, then validation) and may never end, so it is refused by name.
+    """
+    given = Path(path)
+    try:
+        source = given.resolve()
+    except RuntimeError:  # Python < 3.13 reports a symlink loop this way
+        raise InputError(f"[Errno 40] Too many levels of symbolic links: {str(given.absolute())!r}") from None
+    info = os.stat(source)  # a missing file or dangling symlink: the OS error names the path
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(source))
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"input must be a regular file: {source}")
+    with open(source, "rb"):  # unreadable: the OS error names the path
+        pass
+    return source
+
+
 def evaluate_file(
     input_path: str | os.PathLike[str],
     output_path: str | os.PathLike[str],
@@ -140,6 +166,7 @@ def evaluate_file(
     resume: bool = False,
     progress: Progress | None = None,
     workers: int = 1,
+    keep_checkpoint: bool = False,
     backend: str = "local",
     cluster_address: str | None = None,
     shard: Shard | None = None,
@@ -149,14 +176,17 @@ def evaluate_file(
     ``backend`` picks where grading runs (``local`` worker pool or ``ray`` actors at
     ``cluster_address``); the receipt and journal do not depend on it. With ``shard`` only that
     shard's prompts are graded, into a shard receipt for ``backends.shard.merge``.
+
+    After a completed run the ledger is removed (the journal the receipt names stays) unless
+    ``keep_checkpoint``. Resuming a run whose receipt is already published returns its summary.
     """
     positive_integer(workers, "workers")
     if backend == "local" and workers > MAX_WORKERS:
         raise InputError(f"workers must be between 1 and {MAX_WORKERS}")
-    source = Path(input_path).resolve()
+    source = input_file(input_path)
     output = Path(output_path).resolve()
     directory = Path(work_dir).resolve() if work_dir is not None else output.with_name(output.name + ".work")
-    if output.exists():
+    if output.exists() and not resume:
         raise InputError(f"output already exists: {output}")
     if directory in (output, source) or directory in source.parents:
         raise InputError("checkpoint must not contain the input file or occupy an output path")
@@ -168,45 +198,9 @@ def evaluate_file(
         "split": split,
         "allow_partial": allow_partial,
     }
-    grader = make_grader(backend, workers, cluster_address)
-    with _ledger.checkpoint(directory, resume) as ledger, grader:
-        grader.prestart()  # worker warm-up (SymPy import) overlaps hashing and preflight
-        try:
-            return _run(
-                ledger,
-                source,
-                output,
-                software,
-                raw_options,
-                data_root,
-                resume,
-                progress,
-                grader,
-                registry,
-                shard,
-            )
-        except Exception:
-            # A checkpoint whose preflight failed, for any reason, holds nothing graded: remove it so
-            # that a corrected input can simply be run again (the reference leaves it behind).
-            if not (ledger.has("phase") and ledger.get("phase") != "preflight"):
-                ledger.db.close()
-                _ledger.discard(directory)
-            raise
-
-
-def _run(
-    ledger: _ledger.Ledger,
-    source: Path,
-    output: Path,
-    software: dict[str, Any],
-    raw_options: dict[str, Any],
-    data_root: Any,
-    resume: bool,
-    progress: Progress | None,
-    grader: Grader,
-    registry: Any = None,
-    shard: Shard | None = None,
-) -> dict[str, Any]:
+    # Everything that can fail on bad input before grading is checked before the checkpoint
+    # exists, and hashing the input happens here too: a failure leaves nothing behind, and a
+    # kill before the first commit has little to interrupt.
     options = Options.build(data_root=data_root, **raw_options)
     if registry is not None and options.config is None:
         raise InputError("registry requires a frozen config")
@@ -218,13 +212,119 @@ def _run(
         # A custom registry enters the resume identity through the split record and the
         # manifest hash of its data root (the cache manifest holds the registry's bytes).
         frozen = open_frozen(root, options.config, options.split, options.allow_partial, registry)
-    identity = loads(canonical(_identity(file_sha256(source), raw_options, frozen, software, shard)))
-    if resume:
+    identity = loads(
+        canonical(checkpoint_identity(file_sha256(source), raw_options, frozen, software, shard))
+    )
+    if output.exists():
+        summary = _finished(directory, output, identity, frozen is not None, keep_checkpoint)
+        if summary is None:
+            raise InputError(f"output already exists: {output}")
+        return summary
+    with make_grader(backend, workers, cluster_address) as grader:
+        grader.prestart()  # worker warm-up (SymPy import) overlaps the checkpoint's start
+        with _ledger.checkpoint(directory, resume) as ledger:
+            try:
+                summary = _run(
+                    ledger,
+                    source,
+                    output,
+                    software,
+                    options,
+                    frozen,
+                    identity,
+                    resume,
+                    progress,
+                    grader,
+                    shard,
+                )
+            except Exception:
+                # A checkpoint whose preflight failed holds nothing graded: remove it so that a
+                # corrected input can simply be run again (the reference leaves it behind).
+                if not (ledger.has("phase") and ledger.get("phase") != "preflight"):
+                    ledger.db.close()
+                    _ledger.discard(directory)
+                raise
+    if not keep_checkpoint:
+        _ledger.drop_ledger(directory)
+    return summary
+
+
+def _summary(
+    output: Path, cells: int, count: int, frozen: bool, status: str, directory: Path
+) -> dict[str, Any]:
+    return {
+        "output": str(output),
+        "cells": cells,
+        "prompts": count,
+        "dataset_kind": "frozen" if frozen else "custom",
+        "status": status,
+        "work_dir": str(directory),
+    }
+
+
+def _finished(
+    directory: Path, output: Path, identity: dict[str, Any], frozen: bool, keep_checkpoint: bool
+) -> dict[str, Any] | None:
+    """The summary of a run already published at ``output`` under this identity, else None.
+
+    A kill after publication leaves the receipt and maybe the ledger; the receipt (with its
+    journal verified) proves the run complete, so resuming it only tidies up.
+    """
+    from modebench.reporting import read_report
+
+    try:
+        receipt = read_report(output)
+    except (ValueError, OSError):
+        return None
+    execution = receipt.get("execution")
+    if (
+        receipt["schema"] != REPORT_SCHEMA
+        or not isinstance(execution, dict)
+        or execution.get("identity_sha256") != digest_json(identity)
+        or (output.parent / receipt["prompt_results"]["path"]).resolve() != directory / JOURNAL_NAME
+    ):
+        return None
+    if (directory / _ledger.LEDGER_NAME).is_file():
+        with _ledger.checkpoint(directory, True) as ledger:
+            ours = ledger.has("identity") and ledger.get("identity") == identity
+            if ours:
+                ledger.put("phase", "complete")
+                ledger.put("output_sha256", file_sha256(output))
+                ledger.commit()
+        if ours and not keep_checkpoint:
+            _ledger.drop_ledger(directory)
+    return _summary(
+        output,
+        len(receipt["cells"]),
+        receipt["prompt_results"]["records"],
+        frozen,
+        receipt["evaluation"]["status"],
+        directory,
+    )
+
+
+def _run(
+    ledger: _ledger.Ledger,
+    source: Path,
+    output: Path,
+    software: dict[str, Any],
+    options: Options,
+    frozen: Any,
+    identity: dict[str, Any],
+    resume: bool,
+    progress: Progress | None,
+    grader: Grader,
+    shard: Shard | None = None,
+) -> dict[str, Any]:
+    selection = shard or WHOLE
+    if resume and ledger.has("identity"):
         if ledger.get("identity") != identity:
             raise InputError("resume identity mismatch: input, configuration, dataset, or evaluator changed")
         if ledger.get("output") != str(output):
             raise InputError("resume output destination differs from checkpoint")
     else:
+        # A fresh run, or a checkpoint killed before its first commit (identity, output, phase,
+        # created_at and history are committed together): start from the beginning.
         ledger.put("identity", identity)
         ledger.put("output", str(output))
         ledger.put("phase", "preflight")
@@ -235,17 +335,17 @@ def _run(
         _preflight(ledger, source, options, frozen, identity["input_sha256"], progress, grader)
         count = int(ledger.get("count"))  # written moments ago by this invocation
     else:
-        count = _check_ledger(ledger, shard or WHOLE)  # an earlier invocation's checkpoint is verified first
+        count = _check_ledger(ledger, selection)  # an earlier invocation's checkpoint is verified first
         _check_plugins(ledger)
-    selection = shard or WHOLE
+        _rederive_pending(ledger, options, frozen, grader, selection)
     done = ledger.completed()
     journal = ledger.directory / JOURNAL_NAME
-    journal_digest = _repair_journal(ledger, journal)
+    journal_digest, link = _repair_journal(ledger, journal)
     history = ledger.get("history")
     history.append({"started_at": now_iso(), "workers": grader.workers, "resumed_prompts": done})
     ledger.put("history", history)
     ledger.commit()
-    _grade(ledger, journal, journal_digest, done, selection.size(count), grader, progress, selection)
+    _grade(ledger, journal, journal_digest, link, done, selection.size(count), grader, progress, selection)
     _event(progress, "finalizing", count, count)
     if file_sha256(source) != identity["input_sha256"]:
         raise InputError("input changed during evaluation; no final output published")
@@ -260,14 +360,7 @@ def _run(
     ledger.put("output_sha256", file_sha256(output))
     ledger.commit()
     _event(progress, "complete", count, count)
-    return {
-        "output": str(output),
-        "cells": cells,
-        "prompts": count,
-        "dataset_kind": "frozen" if frozen is not None else "custom",
-        "status": status,
-        "work_dir": str(ledger.directory),
-    }
+    return _summary(output, cells, count, frozen is not None, status, ledger.directory)
 
 
 def _preflight(
@@ -291,8 +384,11 @@ def _preflight(
     # order, as three separate passes: if Phase B passes, every record saw the same run.
     binding_error: InputError | None = None
     for number, record in iter_jsonl(source, input_digest):
-        prepared = preflight.accept(record, f"line {number}")
-        raw_text = canonical(record)
+        try:
+            prepared = preflight.accept(record, f"line {number}")
+            raw_text = canonical(record)
+        except RecursionError:
+            raise InputError(f"line {number}: record is nested too deeply") from None
         records_digest.update((b"," if seq else b"") + raw_text.encode("utf-8"))
         try:
             bound = preflight.bind(prepared)
@@ -303,7 +399,9 @@ def _preflight(
             plugin_origin = domains.origin(bound["domain"])
             if plugin_origin is not None:  # a third-party domain: its journal lines name the plug-in
                 bound["plugin"] = plugin_origin
-            ledger.insert(seq, bound["level"], bound["domain"], len(record["responses"]), canonical(bound))
+            ledger.insert(
+                seq, bound["level"], bound["domain"], len(record["responses"]), prepared_text(bound, raw_text)
+            )
         seq += 1
         if seq % 100 == 0:
             ledger.commit()
@@ -331,8 +429,22 @@ def _preflight(
     _event(progress, "validated", seq, seq)
 
 
+def prepared_text(prepared: Mapping[str, Any], raw_text: str) -> str:
+    """``canonical(prepared)``, splicing in ``raw_text`` (``canonical(prepared["raw"])``, already
+    made for the records digest) instead of encoding the record, responses and all, again."""
+    before = {key: value for key, value in prepared.items() if key < "raw"}
+    after = {key: value for key, value in prepared.items() if key > "raw"}
+    head = canonical(before)[:-1] + ("," if before else "")
+    tail = ("," if after else "") + canonical(after)[1:]
+    return f'{head}"raw":{raw_text}{tail}'
+
+
 def _check_ledger(ledger: _ledger.Ledger, selection: Shard) -> int:
-    """Verify the checkpoint before trusting it; return the number of prompts."""
+    """Verify the checkpoint before trusting it; return the number of prompts.
+
+    Committed results are verified against the digest chain of their journal lines, so an
+    edited result is refused by its sequence number even when its other hashes were recomputed.
+    """
     if ledger.db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
         raise InputError("checkpoint integrity check failed")
     meta = {key: ledger.get(key) for key in PREFLIGHT_KEYS}
@@ -343,10 +455,11 @@ def _check_ledger(ledger: _ledger.Ledger, selection: Shard) -> int:
     records = hashlib.sha256(b"[")
     position = 0
     pending_seen = False
-    for seq, level, domain, k, prepared_json, prepared_sha, result_json, result_sha in ledger.rows(
-        "level, domain, k, prepared_json, prepared_sha, result_json, result_sha"
+    link = _ledger.CHAIN_START
+    for seq, level, domain, k, prepared_json, prepared_sha, result_json, stored_link in ledger.rows(
+        "level, domain, k, prepared, prepared_sha, result, chain"
     ):
-        if seq != position or prepared_sha != sha256_text(prepared_json):
+        if seq != position or prepared_sha != _ledger.text_sha(prepared_json):
             raise InputError("checkpoint prepared-record identity mismatch")
         prepared = json.loads(prepared_json)
         if (level, domain, k) != (prepared["level"], prepared["domain"], len(prepared["raw"]["responses"])):
@@ -356,11 +469,17 @@ def _check_ledger(ledger: _ledger.Ledger, selection: Shard) -> int:
             raise InputError("checkpoint input snapshot mismatch")
         records.update((b"," if position else b"") + raw_text.encode("utf-8"))
         if result_json is None:
-            if result_sha is not None:
+            if stored_link is not None:
                 raise InputError("checkpoint incomplete result identity")
             pending_seen = pending_seen or selection.contains(seq)
-        elif pending_seen or not selection.contains(seq) or result_sha != sha256_text(result_json):
+        elif pending_seen or not selection.contains(seq):
             raise InputError("checkpoint result identity or ordering mismatch")
+        else:
+            link = _ledger.chain_link(link, _journal_line(seq, prepared, result_json))
+            if stored_link != link:
+                raise InputError(
+                    f"checkpoint result identity or ordering mismatch: sequence {seq} does not match its digest chain"
+                )
         position += 1
     records.update(b"]")
     if position != meta["count"] or records.hexdigest() != meta["records_sha256"]:
@@ -383,6 +502,41 @@ def _check_plugins(ledger: _ledger.Ledger) -> None:
         raise InputError("resume identity mismatch: input, configuration, dataset, or evaluator changed")
 
 
+class _NoDuplicates:
+    """The seen-set of a re-derivation: duplicates were refused when the records were first read."""
+
+    def __contains__(self, key: object) -> bool:
+        return False
+
+    def add(self, key: object) -> None:
+        pass
+
+
+def _rederive_pending(
+    ledger: _ledger.Ledger, options: Options, frozen: Any, grader: Grader, selection: Shard
+) -> None:
+    """Re-derive every prompt still to grade from its raw record and compare with the stored one.
+
+    What grading reads (parsed reference, binding) must follow from the raw record, whatever the
+    checkpoint says; a prepared record that does not is refused by its sequence number.
+    """
+    preflight = Preflight(options, frozen, validate=grader.reference_check, seen=_NoDuplicates())
+    preflight.run, preflight.run_digest = ledger.get("run"), ledger.get("run_sha256")
+    for seq, prepared_json in ledger.rows("prepared", f"result IS NULL AND {selection.where()}"):
+        stored = json.loads(prepared_json)
+        try:
+            derived = preflight.bind(preflight.accept(stored["raw"], "checkpoint"))
+        except (InputError, VerifierExecutionError, KeyError, TypeError):
+            derived = None
+        if derived is not None:
+            derived["label"] = stored.get("label")  # where the record was read: messages only
+            derived["record_sha256"] = sha256_text(canonical(stored["raw"]))
+        if derived is None or canonical(derived) != prepared_json:
+            raise InputError(
+                f"checkpoint prepared-record identity mismatch: sequence {seq} does not follow from its raw record"
+            )
+
+
 def _journal_line(seq: int, prepared: dict[str, Any], result_json: str) -> str:
     # The entry is canonical JSON with sorted keys; the stored result text is already canonical.
     # Only prompts of a third-party domain carry ``plugin`` (its origin), between level and
@@ -396,23 +550,54 @@ def _journal_line(seq: int, prepared: dict[str, Any], result_json: str) -> str:
     )
 
 
-def _repair_journal(ledger: _ledger.Ledger, journal: Path) -> Any:
-    """Rewrite the journal from committed ledger rows (the ledger is authoritative)."""
+def _existing_lines(journal: Path) -> Iterator[bytes]:
+    """Complete lines of an existing journal (bounded reads; anything but a regular file is ignored)."""
+    try:
+        handle = open(journal, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        return
+    with handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return
+        while True:
+            line = handle.readline(MAX_INPUT_LINE_BYTES * 4)
+            if not line.endswith(b"\n"):
+                return  # end of file, or a partial line cut by a kill: rebuilt from the ledger
+            yield line
+
+
+def _repair_journal(ledger: _ledger.Ledger, journal: Path) -> tuple[Any, bytes]:
+    """Rewrite the journal from committed ledger rows (the ledger is authoritative).
+
+    Every complete line the old journal already holds must equal the line rebuilt from the
+    ledger: the journal is a second copy of the committed results, so a result edited in one
+    copy only is refused by its sequence number. A missing or cut tail is normal after a kill.
+    Returns the running journal digest and the last chain link.
+    """
+    _ledger.sweep_temporaries(journal)  # a rewrite cut short by a kill
     digest = hashlib.sha256()
+    link = _ledger.CHAIN_START
+    old = _existing_lines(journal)
     with atomic_output(journal, replace=True) as handle:
-        for seq, prepared_json, result_json in ledger.rows(
-            "prepared_json, result_json", "result_json IS NOT NULL"
-        ):
+        for seq, prepared_json, result_json in ledger.rows("prepared, result", "result IS NOT NULL"):
             line = _journal_line(seq, json.loads(prepared_json), result_json)
+            data = line.encode("utf-8")
+            previous = next(old, None)
+            if previous is not None and previous != data:
+                raise InputError(
+                    f"checkpoint result identity or ordering mismatch: sequence {seq} disagrees with the result journal"
+                )
             handle.write(line)
-            digest.update(line.encode("utf-8"))
-    return digest
+            digest.update(data)
+            link = _ledger.chain_link(link, line)
+    return digest, link
 
 
 def _grade(
     ledger: _ledger.Ledger,
     journal: Path,
     journal_digest: Any,
+    link: bytes,
     done: int,
     count: int,
     grader: Grader,
@@ -422,11 +607,11 @@ def _grade(
     _event(progress, "grading", done, count)
     if done == count:
         return
-    # Results are a prefix of the selected prompts, so the next pending one is the done-th.
     # Ledger rows were written by this module as canonical JSON: the plain decoder suffices.
-    where = f"result_json IS NULL AND {selection.where()}"
+    # Results are a prefix of the selected prompts, so the next pending one is the done-th.
+    where = f"result IS NULL AND {selection.where()}"
     pending = (
-        (seq, json.loads(text)) for seq, text in ledger.rows("prepared_json", where, selection.seq_at(done))
+        (seq, json.loads(text)) for seq, text in ledger.rows("prepared", where, selection.seq_at(done))
     )
     with open(journal, "a", encoding="utf-8", newline="") as handle:
         group: list[str] = []
@@ -450,8 +635,10 @@ def _grade(
 
         for seq, prepared, attempts in grader.results(pending):
             result_json = canonical(prompt_result(prepared, attempts))
-            ledger.set_result(seq, result_json)
-            group.append(_journal_line(seq, prepared, result_json))
+            line = _journal_line(seq, prepared, result_json)
+            link = _ledger.chain_link(link, line)
+            ledger.set_result(seq, result_json, link)
+            group.append(line)
             if len(group) >= COMMIT_PROMPTS or time.monotonic() - started >= COMMIT_SECONDS:
                 flush()
         flush()
@@ -465,16 +652,7 @@ def tally(
     results: Iterator[tuple[int, str, int, dict[str, Any]]],
 ) -> tuple[StatusTally, dict[CellKey, metrics.CellAccumulator]]:
     """Attempt statuses and cell accumulators of ``(level, domain, k, prompt result)`` in input order."""
-    statuses = StatusTally()
-    cells: dict[CellKey, metrics.CellAccumulator] = {}
-    for level, domain, k, result in results:
-        statuses.add(result)
-        accumulator = cells.setdefault((level, domain, k), metrics.CellAccumulator())
-        if result["accuracy"] is not None:
-            accumulator.add(result)
-        else:
-            accumulator.prompts += 1
-    return statuses, cells
+    return tally_results(results)  # the same code ``report`` recomputes receipts with
 
 
 def receipt_text(
@@ -500,11 +678,7 @@ def receipt_text(
         "execution": meta["execution"],
         "prompt_results": prompt_results,
     }
-    cell_texts = []
-    for (level, domain, k), accumulator in sorted(cells.items()):
-        cell = {"level": level, "domain": domain, "k": k, **accumulator.summary(threshold, healthy)}
-        cell["protocol_notes"] = protocol_notes(level, domain)
-        cell_texts.append(canonical(cell))
+    cell_texts = [canonical(cell) for cell in v4_cells(cells, threshold, healthy)]
     text = canonical(header)[:-1] + ',"cells":[' + ",".join(cell_texts) + "]}\n"
     return text, header["evaluation"]["status"]
 
@@ -546,13 +720,14 @@ def _publish(
 ) -> tuple[str, int]:
     rows = (
         (level, domain, k, json.loads(result_json))
-        for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result_json")
+        for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result")
     )
     statuses, cells = tally(rows)
     meta = _run_meta(ledger, software, ledger.get("identity"))
     text, status = receipt_text(
         meta, statuses, cells, options.min_defined_prompts, journal_reference(journal, output, count)
     )
+    _ledger.sweep_temporaries(output, older_than=60.0)  # a publication cut short by a kill
     with atomic_output(output) as handle:
         handle.write(text)
     return status, len(cells)
@@ -573,7 +748,7 @@ def _publish_shard(
     rows = (
         (level, domain, k, json.loads(result_json))
         for _seq, level, domain, k, result_json in ledger.rows(
-            "level, domain, k, result_json", "result_json IS NOT NULL"
+            "level, domain, k, result", "result IS NOT NULL"
         )
     )
     statuses, cells = tally(rows)

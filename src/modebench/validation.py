@@ -77,6 +77,12 @@ def loads(data: str | bytes | bytearray) -> Any:
         raise InputError(f"invalid JSON: {exc}") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        # The C decoder recurses once per nesting level; too deep is bad input, not a crash.
+        raise InputError("invalid JSON: nesting is too deep") from None
+    except ValueError as exc:
+        # int() refuses numbers longer than sys.get_int_max_str_digits() with a plain ValueError.
+        raise InputError(f"invalid JSON: number is too long ({exc})") from None
     if nonfinite:
         raise InputError("value must not contain NaN or infinity")
     return value

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from modebench import domains
+from modebench.contracts import normalize_domain
 from modebench.diagnostics import (
     DOMAIN_DEADLINE_SECONDS,
     MAX_REQUEST_BYTES,
@@ -34,7 +35,6 @@ from modebench.diagnostics import (
     WORKER_MEMORY_BYTES,
     result,
 )
-from modebench.domains import all_plugins
 from modebench.domains._pipeline import (
     REFERENCES,
     ReferenceProblem,
@@ -45,7 +45,7 @@ from modebench.domains._pipeline import (
     reply_guard,
     resolve,
 )
-from modebench.worker_protocol import item_line, reply_line
+from modebench.worker_protocol import WARM_ENV, item_line, reply_line
 
 #: Batches carry up to this many bytes per line; each text inside is still held to the 1 MiB
 #: single-request cap by the parent before it is sent.
@@ -134,19 +134,8 @@ def _deadline_for(operation: Any, domain: Any) -> float:
     seconds = domains.deadline_seconds(domain)
     if seconds is None:
         return DOMAIN_DEADLINE_SECONDS
-    _warm(domain)
+    _warm([domain])
     return seconds if operation in ("grade", "groups") else DOMAIN_DEADLINE_SECONDS
-
-
-_WARM: set[str] = set()
-
-
-def _warm(domain: str) -> None:
-    if domain not in _WARM:
-        _WARM.add(domain)
-        found = domains.plugin(domain)
-        if found.warm_up is not None:
-            found.warm_up()
 
 
 def _guarded(seconds: float, action: Any, *args: Any) -> dict[str, Any]:
@@ -312,6 +301,7 @@ def _grade_group(group: Any, replies: list[dict[str, Any]], output: _ItemOutput)
         replies.append(reply)
         return False
     level, domain, answer_json = group.get("level"), group.get("domain"), group["answer_json"]
+    _warm_for(domain)
     seconds = _deadline_for("groups", domain)
     grade = _group_grader(level, domain, answer_json)
 
@@ -344,6 +334,11 @@ def handle(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _handle(request: dict[str, Any]) -> list[dict[str, Any]]:
     operation = request.get("operation")
+    if operation == "warm":
+        _warm(request.get("domains"))
+        _send(reply_line({"ready": True}))
+        return []
+    _warm_for(request.get("domain"))
     seconds = _deadline_for(operation, request.get("domain"))
     replies: list[dict[str, Any]] = []
     if operation == "groups":
@@ -379,12 +374,37 @@ def _handle(request: dict[str, Any]) -> list[dict[str, Any]]:
     return [reply]
 
 
+_WARMED: set[str] = set()
+
+
+def _warm(names: Any) -> None:
+    """Warm the named domains (SymPy for MathIR) that are not warm yet; unknown names are ignored.
+
+    Warm-up runs before any deadline is armed, so its cost never turns into a spurious timeout,
+    and only for domains the input uses, so a run without MathIR never imports SymPy. A
+    third-party plug-in is imported here too, before any of its responses is timed.
+    """
+    if not isinstance(names, (list, tuple, set, frozenset)):
+        return
+    for name in names:
+        if isinstance(name, str) and name not in _WARMED and domains.is_registered(name):
+            found = domains.plugin(name)
+            if found.warm_up is not None:
+                found.warm_up()
+            _WARMED.add(name)
+
+
+def _warm_for(domain: Any) -> None:
+    """Fallback for requests the parent did not announce: warm the domain before its deadline."""
+    if isinstance(domain, str) and domain not in _WARMED:
+        try:
+            _warm([normalize_domain(domain)])
+        except ValueError:
+            pass  # grading reports the unknown domain
+
+
 def _warm_up() -> None:
-    # Import every domain (SymPy included) before any deadline is armed, so start-up cost never
-    # turns into a spurious timeout.
-    for found in all_plugins():
-        if found.warm_up is not None:
-            found.warm_up()
+    _warm(os.environ.get(WARM_ENV, "").split(","))
 
 
 def main() -> None:

@@ -17,21 +17,31 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from modebench.contracts import normalize_domain
 from modebench.diagnostics import MAX_REPLY_BYTES, PARENT_DEADLINE_SECONDS, UNSCORABLE, result
 from modebench.domains._pipeline import encode_answer
-from modebench.worker_protocol import decode_line, groups_request, item_reply, validate_reply
+from modebench.worker_protocol import WARM_ENV, decode_line, groups_request, item_reply, validate_reply
 
 #: Start-up (interpreter + SymPy import) is bounded separately from request deadlines.
 START_SECONDS = 60.0
+#: A worker that dies while warming up is replaced this many times before the request fails:
+#: no item is to blame for it, as for a worker found dead between requests.
+START_ATTEMPTS = 3
+#: How often a thread waiting on its worker looks at the cancel flag.
+CANCEL_POLL_SECONDS = 0.05
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[1])
 _BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "import runpy; runpy.run_module(sys.argv[2], run_name='__main__', alter_sys=True)"
 )
+
+
+class GradingCancelled(RuntimeError):
+    """The pool was closed (interrupt or error elsewhere) while this worker was in use."""
 
 
 class _WorkerError(Exception):
@@ -62,6 +72,7 @@ class BoundedWorker:
         timeout_seconds: float = PARENT_DEADLINE_SECONDS,
         module: str = "modebench.verifier_worker",
         env: Mapping[str, str] | None = None,
+        cancel: threading.Event | None = None,
     ) -> None:
         if (
             isinstance(timeout_seconds, bool)
@@ -78,6 +89,11 @@ class BoundedWorker:
         self._buffer = bytearray()
         self._lock = threading.Lock()
         self._warming = False
+        # Domains the caller will send (``want``) and those this worker process has warmed.
+        self._wanted: frozenset[str] = frozenset()
+        self._warmed: frozenset[str] = frozenset()
+        self._want_lock = threading.Lock()
+        self._cancel = cancel
         self.starts = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -110,18 +126,62 @@ class BoundedWorker:
                 return
             self._ensure_spawned()
 
+    def want(self, domains: Iterable[Any]) -> None:
+        """Announce domains about to be graded: the worker warms them (SymPy for MathIR) before
+        its next request, under the start-up deadline, never under a grading deadline.
+
+        Every request announces its own domains, so callers need not; unknown names are skipped
+        (the worker reports them)."""
+        wanted = self._wanted
+        new = set()
+        for domain in domains:
+            if domain not in wanted:
+                try:
+                    new.add(normalize_domain(domain))
+                except (ValueError, TypeError):
+                    continue
+        if not new <= wanted:
+            with self._want_lock:
+                self._wanted = self._wanted | new
+
     def _ensure(self) -> subprocess.Popen[bytes]:
-        process = self._ensure_spawned()
-        if self._warming:
-            self._warming = False
+        for attempt in range(1, START_ATTEMPTS + 1):
+            process = self._ensure_spawned()
             try:
-                line = self._read_line(time.monotonic() + START_SECONDS)
-                if json.loads(line) != {"ready": True}:
-                    raise ValueError("unexpected greeting")
+                if self._warming:
+                    self._warming = False
+                    self._await_ready()
+                missing = self._wanted - self._warmed
+                if missing:
+                    request = {"operation": "warm", "domains": sorted(missing)}
+                    self._write(json.dumps(request).encode("ascii") + b"\n", time.monotonic() + START_SECONDS)
+                    self._await_ready()
+                    self._warmed = self._warmed | missing
+                return process
             except (_WorkerError, ValueError) as exc:
                 self.close()
-                raise _WorkerError("worker_failure", f"worker start-up failed: {exc}") from None
-        return process
+                # A worker that died while starting is replaced (a few times); anything else fails.
+                died = isinstance(exc, _WorkerError) and exc.status == "worker_failure" and not exc.located
+                if not died or attempt == START_ATTEMPTS:
+                    raise _WorkerError("worker_failure", f"worker start-up failed: {exc}") from None
+        raise AssertionError("unreachable")
+
+    def _check_cancel(self) -> None:
+        if self._cancel is not None and self._cancel.is_set():
+            raise GradingCancelled("grading cancelled")
+
+    def kill(self) -> None:
+        """Kill the worker's process group at once (any thread); its user sees end of output."""
+        process = self._process
+        if process is not None and self._owner_pid == os.getpid() and process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def _await_ready(self) -> None:
+        if json.loads(self._read_line(time.monotonic() + START_SECONDS)) != {"ready": True}:
+            raise ValueError("unexpected greeting")
 
     def _ensure_spawned(self) -> subprocess.Popen[bytes]:
         if self._owner_pid != os.getpid():
@@ -139,6 +199,8 @@ class BoundedWorker:
 
     def _start(self) -> subprocess.Popen[bytes]:
         env = dict(os.environ if self._env is None else self._env)
+        self._warmed = self._wanted  # warmed before the ready greeting
+        env[WARM_ENV] = ",".join(sorted(self._warmed))
         process = subprocess.Popen(
             worker_command(self.module),
             stdin=subprocess.PIPE,
@@ -164,10 +226,11 @@ class BoundedWorker:
         fd = process.stdin.fileno()
         view = memoryview(data)
         while view:
+            self._check_cancel()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise _WorkerError("timeout", "parent request deadline exceeded")
-            _, writable, _ = select.select([], [fd], [], remaining)
+            _, writable, _ = select.select([], [fd], [], min(remaining, CANCEL_POLL_SECONDS))
             if not writable:
                 continue
             try:
@@ -192,10 +255,11 @@ class BoundedWorker:
                 return line
             if len(self._buffer) > MAX_REPLY_BYTES:
                 raise _WorkerError("worker_failure", "worker reply byte limit exceeded")
+            self._check_cancel()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise _WorkerError("timeout", "parent request deadline exceeded", located=False)
-            readable, _, _ = select.select([fd], [], [], remaining)
+            readable, _, _ = select.select([fd], [], [], min(remaining, CANCEL_POLL_SECONDS))
             if not readable:
                 continue
             try:
@@ -220,6 +284,7 @@ class BoundedWorker:
     def request(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """Send one single-reply request (``grade`` or ``reference``); always returns a result."""
         operation = str(payload.get("operation"))
+        self.want((payload.get("domain"),))
         try:
             data = json.dumps(dict(payload), allow_nan=False).encode("ascii") + b"\n"
         except (TypeError, ValueError, RecursionError):
@@ -244,6 +309,7 @@ class BoundedWorker:
         text has its own deadline window. After an unscorable item the worker is replaced and
         everything not yet graded is resent, exactly as separate requests would have been.
         """
+        self.want({group[1] for group in groups if isinstance(group[1], str)})
         results: list[list[dict[str, Any]]] = [[] for _ in groups]
         position = 0  # first group that is not complete
         strict = False  # after a failure that buffered replies may hide: one reply per flush
@@ -290,6 +356,7 @@ class BoundedWorker:
         expected = len(sent)
         with self._lock:
             replies: list[dict[str, Any]] = []
+            self._check_cancel()
             try:
                 self._ensure()
             except _WorkerError as exc:
@@ -297,7 +364,17 @@ class BoundedWorker:
                 return [result(exc.status, detail=exc.detail) for _ in range(expected)], False
             try:
                 deadline = time.monotonic() + self.timeout_seconds
-                self._write(data, deadline)
+                try:
+                    self._write(data, deadline)
+                except _WorkerError as exc:
+                    if exc.status != "worker_failure":
+                        raise
+                    # Lost before it had read this request: no item is to blame. One fresh
+                    # worker gets the request; failing again charges the first item as usual.
+                    self.close()
+                    self._ensure()
+                    deadline = time.monotonic() + self.timeout_seconds
+                    self._write(data, deadline)
                 while len(replies) < expected:
                     reply = self._read_reply(deadline, operation, sent[len(replies)])
                     replies.append(reply)
@@ -331,4 +408,4 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             continue
 
 
-__all__ = ["BoundedWorker", "START_SECONDS", "worker_command"]
+__all__ = ["BoundedWorker", "GradingCancelled", "START_ATTEMPTS", "START_SECONDS", "worker_command"]

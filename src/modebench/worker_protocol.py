@@ -12,6 +12,11 @@ and its per-item replies are ours and built for speed:
   extra result members. ``graded_text`` is null when it equals the text as sent, so long
   responses cross the pipe once. The parent rebuilds the full GradeResult, in contract order,
   and validates it exactly as a single reply.
+
+Warm-up: a worker warms (imports SymPy for MathIR, …) only the domains named in its
+``MODEBENCH_WARM_DOMAINS`` environment variable before its ``{"ready": true}`` greeting;
+``{"operation": "warm", "domains": [...]}`` warms more and is answered by another greeting. Both
+happen outside any grading deadline; the parent waits for them under the start-up deadline.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from modebench.diagnostics import STATUSES
+
+#: Domains a worker warms before its ready greeting (comma-separated canonical names).
+WARM_ENV = "MODEBENCH_WARM_DOMAINS"
 
 _CONTRACT = ("status", "verified", "canonical_key", "graded_text", "detail")
 _ENCODE = json.JSONEncoder(allow_nan=False).encode  # built once: json.dumps rebuilds it per call

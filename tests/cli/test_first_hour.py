@@ -92,7 +92,7 @@ def test_ctrl_c_prints_one_line_and_exits_130(
 
     monkeypatch.setattr("modebench.api.evaluate_file", interrupted)
     assert main(["evaluate", "in.jsonl", "--output", "out.json"]) == 130
-    assert capsys.readouterr().err == "modebench: interrupted; rerun the same command with --resume\n"
+    assert capsys.readouterr().err == "interrupted; rerun the same command with --resume\n"
 
 
 def test_a_build_request_beyond_capacity_names_the_capacity() -> None:

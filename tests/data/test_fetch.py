@@ -307,3 +307,24 @@ def test_data_files_resolve_against_the_registry_directory() -> None:
         .url(record)
         .endswith("/94c45d1f66d3eb181fac2225dc04d62e08568b8e/data/level1/countdown/eval.parquet")
     )
+
+
+def test_temporary_files_of_killed_fetches_are_swept(server: Server, tmp_path: Path, capsys) -> None:
+    """Hardening item 10: a download killed mid-way leaves a temp file; the next fetch removes it."""
+    import os
+
+    pub = publish(server)
+    cache = tmp_path / "cache"
+    assert run(capsys, *fetch_args(pub.registry_url, pub.config, cache))[0] == 0
+    partition = cache.resolve() / hashlib.sha256(pub.raw).hexdigest()
+    data_dir = (partition / pub.record["data_file"]).parent
+    data_name = Path(pub.record["data_file"]).name
+    stale = [data_dir / f".{data_name}-00112233aabb", partition / "data" / ".manifest.json-ffeeddccbbaa"]
+    fresh = data_dir / f".{data_name}-0123456789ab"  # a fetch running right now: left alone
+    old = time.time() - 3600
+    for path in [*stale, fresh]:
+        path.write_bytes(b"partial")
+    for path in stale:
+        os.utime(path, (old, old))
+    assert run(capsys, *fetch_args(pub.registry_url, pub.config, cache))[0] == 0
+    assert [path.exists() for path in stale] == [False, False] and fresh.exists()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import time
 import urllib.parse
 from pathlib import Path
 from typing import Any, BinaryIO, cast
@@ -41,7 +43,30 @@ def _target(root: Path, data_file: str) -> Path:
     return target
 
 
+#: A temporary file untouched this long was left by a killed fetch (a live one is written to
+#: continuously, and a download's overall deadline is far shorter).
+STALE_TEMP_SECONDS = 600.0
+
+
+def sweep_stale_temps(final: Path) -> None:
+    """Remove temporary siblings of ``final`` (``atomic_output``'s naming) left by killed fetches."""
+    pattern = re.compile(re.escape(f".{final.name}-") + "[0-9a-f]{12}")
+    try:
+        entries = list(os.scandir(final.parent))
+    except OSError:
+        return
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    for entry in entries:
+        try:
+            if pattern.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+        except OSError:
+            continue  # raced with another fetcher: nothing to do
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
+    sweep_stale_temps(path)
     with atomic_output(path, replace=True, binary=True) as handle:
         cast(BinaryIO, handle).write(data)
 
@@ -119,6 +144,7 @@ def fetch(
         return chosen.local_root
     root = cache_data_root(cache_dir, registry=chosen)
     target = _target(root, record["data_file"])
+    sweep_stale_temps(target)
     if target.exists():
         # Re-verified on every reuse; a bad entry is reported, never silently replaced.
         if bounded_file_sha256(target, settings.MAX_DOWNLOAD_BYTES) != record["parquet_sha256"]:

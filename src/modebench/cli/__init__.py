@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from modebench.cli import backends, data, evaluation, report, stats, suite, walkthrough
+from modebench.cli import backends, data, evaluation, generate, report, stats, suite, walkthrough
 from modebench.cli._common import Handler, HelpFormatter, error_message
 from modebench.evaluation import evaluate
 from modebench.validation import InputError, loads
@@ -29,6 +31,7 @@ _GROUPS = (
     suite,  # build, calibrate, power
     backends,  # merge
     stats,  # stats, compare
+    generate,  # generate
 )
 
 
@@ -79,6 +82,20 @@ def _format_all(commands: Any) -> None:
                 _format_all(action)
 
 
+#: Exit codes of a run stopped by SIGINT / SIGTERM (128 + signal number, as shells report them).
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+INTERRUPTED = "interrupted; rerun the same command with --resume"
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that it unwinds like Ctrl-C."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
 def _fail(parser: argparse.ArgumentParser, message: str) -> NoReturn:
     # A runtime error is not a usage error: the message alone, in argparse's format, without the
     # usage banner that would make it read like a typo in the command.
@@ -98,16 +115,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return handler(args, parser)
     except BrokenPipeError:
         return _closed_pipe()
-    except KeyboardInterrupt:
-        hint = "; rerun the same command with --resume" if args.command == "evaluate" else ""
-        sys.stderr.write(f"{parser.prog}: interrupted{hint}\n")
-        return 130
     except (ValueError, OSError) as exc:
         _fail(parser, error_message(exc))
+    except (KeyboardInterrupt, Terminated) as exc:
+        # Committed work is kept (workers are already stopped); one line says how to continue.
+        print(INTERRUPTED if args.command == "evaluate" else "interrupted", file=sys.stderr)
+        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

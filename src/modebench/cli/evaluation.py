@@ -67,6 +67,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         registry=args.registry,
         cache_dir=args.cache_dir,
         offline=args.offline,
+        keep_checkpoint=args.keep_work,
     )
     try:
         receipt = evaluate_file(
@@ -140,6 +141,11 @@ def add_commands(commands: Any) -> None:
     )
     evaluate_cmd.add_argument(
         "--allow-partial", action="store_true", help="frozen runs: allow covering only part of the split"
+    )
+    evaluate_cmd.add_argument(
+        "--keep-work",
+        action="store_true",
+        help="keep the checkpoint ledger after a completed run (default: only the result journal stays)",
     )
     from modebench.cli import backends
 

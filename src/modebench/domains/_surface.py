@@ -54,4 +54,27 @@ def screen_unboxed(text: str, *, cap: int, prefix: re.Pattern[str]) -> str | Non
     return candidate or None
 
 
-__all__ = ["answer_prefix", "has_box", "last_boxed", "screen_unboxed"]
+def fence_opener(tag: str) -> re.Pattern[str]:
+    """The opening of a whole-response code fence with an optional ``tag`` (any case)."""
+    return re.compile("```(?:" + re.escape(tag) + ")?", re.IGNORECASE)
+
+
+def fence_body(text: str, opener: re.Pattern[str]) -> str | None:
+    r"""The body of a whole-text code fence, in linear time, or None if ``text`` is not fenced.
+
+    Exactly the capture of ``re.fullmatch(r"```(?:TAG)?\s*(.*?)\s*```", text, IGNORECASE |
+    DOTALL)`` (the contract's pattern; ``docs/code-fences.md``), whose backtracking is
+    super-linear on a long unclosed fence. Why the two agree: the fence must open and close the
+    text; the tag is taken whenever the closing fence still fits after it (only then can the
+    pattern's first choice fail); and with the leading ``\s*`` greedy and the capture lazy, the
+    capture is what lies between, less surrounding whitespace (``\s`` is ``str.isspace``).
+    """
+    size = len(text)
+    if size < 6 or not text.startswith("```") or not text.endswith("```"):
+        return None
+    opened = opener.match(text)
+    start = opened.end() if opened is not None and opened.end() <= size - 3 else 3
+    return text[start : size - 3].strip()
+
+
+__all__ = ["answer_prefix", "fence_body", "fence_opener", "has_box", "last_boxed", "screen_unboxed"]

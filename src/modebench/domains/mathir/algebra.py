@@ -17,6 +17,7 @@ import sympy
 from sympy import Expr, Poly, Rational, Symbol, cancel, expand, together
 from sympy.polys.polyerrors import CoercionFailed, PolynomialError
 
+from modebench.domains.mathir import table
 from modebench.domains.mathir.expr import EvalError, Tree
 
 X = Symbol("x")
@@ -97,9 +98,41 @@ def _combine(side: Expr, op: str, arg: Expr) -> Expr:
     return side / arg
 
 
+def _from_table(printed: str | None) -> tuple[Expr, str] | None:
+    return None if printed is None else (table.rebuild(printed), printed)
+
+
+@lru_cache(maxsize=4096)
+def normalise_tree(tree: Tree) -> tuple[Expr, str] | None:
+    """:func:`normalise` of a raw reference side, memoised by the tree (references of one family
+    template share their sides: the tree holds symbol names, never binding values)."""
+    printed = table.lookup_side(table.tree_text(tree))
+    if printed is not table.MISS:
+        return _from_table(printed)
+    return compute_side(tree)
+
+
+def compute_side(tree: Tree) -> tuple[Expr, str] | None:
+    return normalise(to_sympy(tree))
+
+
 @lru_cache(maxsize=32768)
 def apply(side: Expr, op: str, arg: Expr) -> tuple[Expr, str] | None:
-    """One side after ``cancel(side op arg)``, with its printed form; None if unrepresentable."""
+    """One side after ``cancel(side op arg)``, with its printed form; None if unrepresentable.
+
+    Memoised in process; transitions of the released families come from the precomputed
+    table (:mod:`.table`), which holds exactly what this computation returns.
+    """
+    try:
+        printed = table.lookup_transition(show(side), op, show(arg))
+    except Unsupported:
+        printed = table.MISS
+    if printed is not table.MISS:
+        return _from_table(printed)
+    return compute_transition(side, op, arg)
+
+
+def compute_transition(side: Expr, op: str, arg: Expr) -> tuple[Expr, str] | None:
     return normalise(_combine(side, op, arg))
 
 
@@ -113,6 +146,13 @@ def unrepresentable_term(side: Expr, op: str, arg: Expr) -> str:
     except Unsupported as exc:
         return repr(exc.args[0])
     raise ValueError("the step is representable")
+
+
+def warm_up() -> None:
+    """Load the transition table and run one ``cancel``: SymPy imports parts of itself on first
+    use (the first ``Add`` alone pulls in its tensor module), which no deadline should pay for."""
+    table.lookup_side("x")
+    normalise(to_sympy(("div", ("add", "a", "x"), ("mul", "b", "a"))))
 
 
 # A fixed generic point (distinct odd fractions) for the numeric isolation probe.
@@ -184,12 +224,73 @@ def value(expr: Expr, bindings: dict[str, Fraction]) -> Fraction:
     raise EvalError(f"cannot evaluate {expr}")
 
 
+class _NotLinear(Exception):
+    """The fast path cannot decide: fall back to the reference's SymPy procedure."""
+
+
+Linear = tuple[Fraction, Fraction]  # (slope, offset): slope·x + offset
+
+
+def _linear(expr: Expr, bindings: dict[str, Fraction]) -> Linear:
+    """Exact value of a normalised side under the bindings as slope·x + offset.
+
+    Raises _NotLinear for anything the SymPy procedure might treat differently: a reciprocal of
+    zero (SymPy's ``zoo``), x inside a reciprocal, a term of degree 2 or more, other powers.
+    """
+    if expr.is_Symbol:
+        if expr.name == "x":
+            return Fraction(1), Fraction(0)
+        try:
+            return Fraction(0), bindings[expr.name]
+        except KeyError:
+            raise _NotLinear from None
+    if expr.is_Rational:
+        return Fraction(0), Fraction(int(expr.p), int(expr.q))
+    if expr.is_Add:
+        slope, offset = Fraction(0), Fraction(0)
+        for arg in expr.args:
+            s, o = _linear(arg, bindings)
+            slope += s
+            offset += o
+        return slope, offset
+    if expr.is_Mul:
+        slope, offset = Fraction(0), Fraction(1)
+        for arg in expr.args:
+            s, o = _linear(arg, bindings)
+            if s and slope:
+                raise _NotLinear
+            slope, offset = slope * o + s * offset, offset * o
+        return slope, offset
+    if expr.is_Pow and expr.exp == -1:
+        s, o = _linear(expr.base, bindings)
+        if s or o == 0:
+            raise _NotLinear
+        return Fraction(0), 1 / o
+    raise _NotLinear
+
+
 def target(lhs: Expr, rhs: Expr, bindings: dict[str, Fraction]) -> Fraction:
     """The true solution, by exactly the reference's SymPy procedure, quirks included.
 
-    Substituting a zero binding into a denominator yields ``zoo`` terms that SymPy still turns
-    into a "solution"; that is the reference's behaviour and is kept on purpose (vector v87).
+    When both sides evaluate under the bindings, by exact arithmetic without a reciprocal of
+    zero, to slope·x + offset, the SymPy procedure provably reduces to that same polynomial
+    (no ``zoo`` can arise, so the substituted equation is exact and its numerator is linear or
+    constant), so its answer is computed directly; anything else takes the SymPy path.
     """
+    try:
+        left, right = _linear(lhs, bindings), _linear(rhs, bindings)
+    except _NotLinear:
+        return _sympy_target(lhs, rhs, bindings)
+    slope, offset = left[0] - right[0], left[1] - right[1]
+    if slope == 0:  # SymPy: a numerator of degree 0 (or the zero polynomial, degree -oo)
+        raise NoTarget("equation is not linear in x")
+    return -offset / slope
+
+
+def _sympy_target(lhs: Expr, rhs: Expr, bindings: dict[str, Fraction]) -> Fraction:
+    """The reference's procedure itself. Substituting a zero binding into a denominator yields
+    ``zoo`` terms that SymPy still turns into a "solution"; that is the reference's behaviour
+    and is kept on purpose (vector v87)."""
     values = {Symbol(name): Rational(v.numerator, v.denominator) for name, v in bindings.items()}
     try:
         reduced = cancel((lhs - rhs).subs(values))
@@ -217,10 +318,14 @@ __all__ = [
     "unrepresentable_term",
     "X",
     "apply",
+    "compute_side",
+    "compute_transition",
     "probe_isolates",
     "normalise",
+    "normalise_tree",
     "show",
     "target",
     "to_sympy",
     "value",
+    "warm_up",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from modebench.domains._surface import has_box, last_boxed
+from modebench.domains._surface import fence_body, fence_opener, has_box, last_boxed
 from modebench.domains.mathir.expr import MODEL_NODE_LIMIT, ExprError, Tree, parse_expr, strip_ws
 
 RAW_CANDIDATE_CAP = 200
@@ -18,7 +18,7 @@ PROGRAM_CAP = 160
 COMMANDS = frozenset({"add", "sub", "mul", "div"})
 MENU_IDS = frozenset("ABCDEFGH")
 
-_FENCE = re.compile(r"```(?:mathir)?\s*(.*?)\s*```", re.IGNORECASE | re.DOTALL)
+_FENCE = fence_opener("mathir")  # linear-time whole-response fence (see fence_body)
 _COMMAND = re.compile(r"([A-Za-z][A-Za-z0-9_]*)\((.*)\)", re.DOTALL)
 
 
@@ -33,9 +33,9 @@ def candidate(text: str) -> str | None:
     body = text.strip()
     if not body:
         return None
-    fenced = _FENCE.fullmatch(body)
+    fenced = fence_body(body, _FENCE)
     if fenced is not None:
-        body = fenced.group(1).strip()
+        body = fenced.strip()
     if len(body) > RAW_CANDIDATE_CAP or "<" in body or ">" in body:
         return None
     return body or None

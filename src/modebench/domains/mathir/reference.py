@@ -18,7 +18,7 @@ from typing import Any
 from sympy import Expr
 
 from modebench.domains._protocol import InvalidReference
-from modebench.domains.mathir.algebra import NoTarget, normalise, target, to_sympy
+from modebench.domains.mathir.algebra import NoTarget, normalise_tree, target, to_sympy
 from modebench.domains.mathir.expr import (
     REFERENCE_NODE_LIMIT,
     ExprError,
@@ -153,8 +153,8 @@ def validate_reference(level: int, answer: dict[str, Any]) -> ParsedRef:
     actions = _actions(answer.get("actions"), symbols, bindings) if menu else {}
     if (symbols_of(lhs_tree) | symbols_of(rhs_tree)) - {"x"} != frozenset(bindings):
         raise InvalidReference("initial equation must use exactly the bound symbols")
-    lhs = normalise(to_sympy(lhs_tree))
-    rhs = normalise(to_sympy(rhs_tree))
+    lhs = normalise_tree(lhs_tree)
+    rhs = normalise_tree(rhs_tree)
     if lhs is None or rhs is None:
         raise InvalidReference("initial equation is not representable after normalisation")
     try:

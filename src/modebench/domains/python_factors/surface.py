@@ -9,15 +9,22 @@ from __future__ import annotations
 import re
 
 from modebench.domains._protocol import Malformed
-from modebench.domains._surface import answer_prefix, has_box, last_boxed, screen_unboxed
+from modebench.domains._surface import (
+    answer_prefix,
+    fence_body,
+    fence_opener,
+    has_box,
+    last_boxed,
+    screen_unboxed,
+)
 
 #: The unboxed length cap; applied before the ``Answer:`` prefix is removed.
 UNBOXED_CAP = 240
 SURFACE_ERROR = "invalid response surface"
 
 # Only "python" (any case) or no tag: "```py" leaves "py\n..." in the capture, which the newline
-# screen then rejects.
-_FENCE = re.compile(r"```(?:python)?\s*(.*?)\s*```", re.IGNORECASE | re.DOTALL)
+# screen then rejects. The fence is matched in linear time (the pattern's backtracking is not).
+_FENCE = fence_opener("python")
 _PREFIX = answer_prefix("answer|program|function")
 _LATEX_LAMBDA = re.compile(r"^\\lambda(?:\s+|\\,\s*)n\s*:\s*")
 
@@ -38,9 +45,9 @@ def extract_candidate(text: str) -> str:
         candidate = normalize_latex_lambda(boxed) if boxed is not None else ""
     else:
         candidate = text.strip()
-        fenced = _FENCE.fullmatch(candidate)
+        fenced = fence_body(candidate, _FENCE)
         if fenced is not None:
-            candidate = fenced.group(1).strip()
+            candidate = fenced.strip()
         screened = screen_unboxed(candidate, cap=UNBOXED_CAP, prefix=_PREFIX)
         candidate = normalize_latex_lambda(screened) if screened is not None else ""
     if not candidate:
