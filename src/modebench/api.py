@@ -51,6 +51,8 @@ __all__ = [
     "observed_discordant",
     "prompt_retention",
     "read_report",
+    "render_html",
+    "report_table",
 ]
 
 
@@ -290,3 +292,32 @@ def merge_shards(shards: list[PathLike], output_path: PathLike) -> dict[str, Any
     from modebench.backends.shard import merge
 
     return merge(shards, output_path)
+
+
+def render_html(
+    receipts: Sequence[PathLike],
+    output: PathLike,
+    *,
+    seed: int = 0,
+    resamples: int = 1000,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """Write one self-contained HTML report of the receipts to ``output`` (never overwritten).
+
+    One receipt: identity, cell table with intervals, curves over k, status breakdown, example
+    prompts; several: also overlaid curves, paired differences and mode retention against the
+    first completed receipt. A failed receipt shows its diagnostics and no score. Needs the
+    ``plot`` extra. Returns ``output``, ``receipts``, ``bytes`` and ``completed`` (``docs/report.md``).
+    """
+    from modebench.render.html import render_html as _render_html
+    from modebench.stats import Bootstrap
+
+    return _render_html(list(receipts), output, Bootstrap(seed, resamples, level))
+
+
+def report_table(receipts: Sequence[PathLike], fmt: str = "text") -> tuple[str, bool]:
+    """The receipts' cell table as ``text`` (the classic report), ``json``, ``csv`` or ``markdown``;
+    returns (text, whether every receipt completed)."""
+    from modebench.render.report_table import report_table as _report_table
+
+    return _report_table(list(receipts), fmt)

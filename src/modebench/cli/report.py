@@ -1,24 +1,42 @@
-"""The ``report`` command: the text summary of a receipt."""
+"""The ``report`` command: the text summary of receipts, their tables, or the HTML report."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from modebench.cli._common import EXIT_FAILED
+from modebench.cli._common import EXIT_FAILED, print_json
+from modebench.render.tables import FORMATS
 
 __all__ = ["add_commands"]
 
 
 def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.reporting import read_report, summarize
+    if args.html is not None:
+        from modebench.api import render_html
 
-    payload = read_report(args.receipt)
-    print(summarize(payload))
-    return 0 if payload["evaluation"]["status"] == "completed" else EXIT_FAILED
+        summary = render_html(
+            args.receipt, args.html, seed=args.seed, resamples=args.resamples, level=args.level
+        )
+        print_json(summary)
+        return 0 if summary["completed"] else EXIT_FAILED
+    from modebench.api import report_table
+
+    text, completed = report_table(args.receipt, args.format)
+    print(text)
+    return 0 if completed else EXIT_FAILED
 
 
 def add_commands(commands: Any) -> None:
-    report_cmd = commands.add_parser("report", help="print the text summary of a receipt")
-    report_cmd.add_argument("receipt", help="receipt JSON written by evaluate")
+    report_cmd = commands.add_parser(
+        "report", help="print the text summary of receipts, their cell table, or write the HTML report"
+    )
+    report_cmd.add_argument("receipt", nargs="+", help="receipt JSON written by evaluate (one or more)")
+    report_cmd.add_argument("--format", choices=FORMATS, default="text", help="table format (default text)")
+    report_cmd.add_argument(
+        "--html", metavar="OUT.html", help="write one self-contained HTML page (needs the 'plot' extra)"
+    )
+    report_cmd.add_argument("--seed", type=int, default=0, help="bootstrap seed for --html (default 0)")
+    report_cmd.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    report_cmd.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     report_cmd.set_defaults(handler=_report)

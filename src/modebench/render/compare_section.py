@@ -1,0 +1,135 @@
+"""The part of the page that compares runs of the same tasks.
+
+Every number here comes from :func:`modebench.stats.compare` (paired differences B − A with
+clustered errors and paired bootstrap intervals, McNemar tests, mode retention) and from each
+run's own ``stats`` table; this module only lays them out. With three or more runs, each later
+run is compared with the first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from modebench.render import figures
+from modebench.render.digest import RunDigest
+from modebench.render.page import esc, figure, number, table
+from modebench.render.run_section import RowIndex, cell_label, ordered_cells, run_label
+from modebench.stats.table import StatsTable
+
+__all__ = ["compare_section", "overlay_section"]
+
+_DIFFERENCES = ("accuracy", "pass_at_draws", "first_draw_pass", "pass_at_k", "distinct_at_k", "pcmd")
+
+
+def overlay_section(runs: Sequence[tuple[int, RunDigest, RowIndex]]) -> str:
+    """pass@k and E[distinct@k] of every completed run, overlaid per (level, domain)."""
+    cells: dict[tuple[int, str], None] = {}
+    for _, run, _ in runs:
+        for cell in ordered_cells(run):
+            cells.setdefault((cell.level, cell.domain), None)
+    parts = ["<h2>Curves overlaid</h2>", '<div class="grid">']
+    for level, domain in cells:
+        panels: list[tuple[str, str, list[figures.Series]]] = [
+            ("pass@k", "pass@k (probability)", []),
+            ("E[distinct@k]", "E[distinct@k] (verified modes)", []),
+        ]
+        for index, run, rows in runs:
+            for panel, metric in zip(panels, ("pass_at_k", "distinct_at_k")):
+                points = sorted(
+                    (r["k"], r)
+                    for (lv, dm, _, m, _), r in rows.items()
+                    if (lv, dm, m) == (level, domain, metric)
+                )
+                if points:
+                    panel[2].append(figures.Series(run_label(run, index), index, [k for k, _ in points],
+                                                   [r["estimate"] for _, r in points], [r["ci_low"] for _, r in points],
+                                                   [r["ci_high"] for _, r in points]))  # fmt: skip
+        label = cell_label(level, domain)
+        names = " vs ".join(run_label(run, index) for index, run, _ in runs)
+        alt = f"{label}: pass@k and E[distinct@k] over k for {names}, each with its bootstrap band"
+        svg = figures.curves_svg(panels, f"{label}: runs compared over k", alt)
+        parts.append(figure(svg, alt, "overlay"))
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _metric(row: dict[str, Any]) -> str:
+    return str(row["metric"]) + (f"@{row['k']}" if row["k"] is not None else "")
+
+
+def _ci(row: dict[str, Any]) -> str:
+    if row["ci_low"] is None:
+        return "–"
+    return f"[{number(row['ci_low'])}, {number(row['ci_high'])}]"
+
+
+def compare_section(a: tuple[int, RunDigest], b: tuple[int, RunDigest], result: StatsTable) -> str:
+    name_a, name_b = run_label(a[1], a[0]), run_label(b[1], b[0])
+    coverage = result.meta.get("coverage", {})
+    parts = [f"<h2>{esc(name_b)} compared with {esc(name_a)}</h2>",
+             f'<p class="note">Differences are {esc(name_b)} − {esc(name_a)} over prompts both runs graded '
+             f"(paired: {esc(coverage.get('paired'))}, only in A: {esc(coverage.get('only_a'))}, only in B: "
+             f"{esc(coverage.get('only_b'))}); intervals are paired bootstrap percentiles.</p>"]  # fmt: skip
+    rows = list(result.rows)
+    largest: dict[tuple[Any, Any], int] = {}
+    for row in rows:
+        if row["metric"] == "pass_at_k":
+            key = (row["level"], row["domain"])
+            largest[key] = max(largest.get(key, 0), row["k"])
+    shown = [r for r in rows if r["metric"] in _DIFFERENCES
+             and (r["k"] is None or r["k"] == largest.get((r["level"], r["domain"])))]  # fmt: skip
+    body = [[esc(cell_label(r["level"], r["domain"])), esc(_metric(r)), esc(number(r["a"])), esc(number(r["b"])),
+             f'<span data-level="{esc(r["level"])}" data-domain="{esc(r["domain"])}" data-metric="{esc(_metric(r))}" '
+             f'data-difference="{esc(json.dumps(r["estimate"]))}">{esc(number(r["estimate"]))}</span>',
+             esc(_ci(r)), esc(number(r["mcnemar_mid_p"])), esc(number(r["prompts"]))] for r in shown]  # fmt: skip
+    parts.append(table(["cell", "metric", "A", "B", "B − A", "interval", "McNemar mid-p", "prompts"], body,
+                       numeric=(2, 3, 4, 6, 7), caption="Paired differences"))  # fmt: skip
+    for unit, metrics, xlabel in (
+        ("probability", ("accuracy", "pass_at_k"), "difference B − A (probability)"),
+        ("modes", ("distinct_at_k",), "difference B − A (verified modes)"),
+    ):
+        forest = [(f"{cell_label(r['level'], r['domain'])} {_metric(r)}", r["estimate"], r["ci_low"], r["ci_high"])
+                  for r in shown if r["metric"] in metrics and r["estimate"] is not None]  # fmt: skip
+        if forest:
+            alt = f"Paired differences {name_b} − {name_a} in {unit} with intervals: " + "; ".join(
+                f"{label} {number(e)} [{number(lo)}, {number(hi)}]" for label, e, lo, hi in forest
+            )
+            title = f"Paired differences B − A: {' and '.join(m.replace('_at_k', '@k') for m in metrics)}"
+            svg = figures.differences_svg(forest, xlabel, title, alt)
+            parts.append(figure(svg, alt, "differences"))
+    parts.append(_retention(rows, name_a, name_b))
+    return "".join(parts)
+
+
+def _retention(rows: list[dict[str, Any]], name_a: str, name_b: str) -> str:
+    by_cell: dict[tuple[Any, Any], dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        by_cell.setdefault((row["level"], row["domain"]), {})[row["metric"]] = row
+    found = []
+    for (level, domain), metrics in by_cell.items():
+        if "modes_retained" in metrics:
+            found.append((cell_label(level, domain), metrics))
+    body = [[esc(label), *(f'<span data-metric="{m}" data-value="{esc(ms[m]["estimate"])}">{esc(number(ms[m]["estimate"]))}</span>'
+                           f'<br><span class="ci">{esc(_ci(ms[m]))}</span>'
+                           for m in ("modes_retained", "modes_lost", "modes_gained", "mode_retention"))]
+            for label, ms in found]  # fmt: skip
+    parts = ["<h3>Mode retention</h3>",
+             f'<p class="note">Per prompt, the canonical modes {esc(name_a)} verified that {esc(name_b)} also '
+             "verifies (kept), does not (lost), and the modes only B verifies (gained); means over prompts.</p>",
+             table(["cell", "kept", "lost", "gained", "retention (kept / A's modes)"], body, numeric=(1, 2, 3, 4))]  # fmt: skip
+    bars = [(label, ms["modes_retained"]["estimate"] or 0.0, ms["modes_lost"]["estimate"] or 0.0,
+             ms["modes_gained"]["estimate"] or 0.0) for label, ms in found]  # fmt: skip
+    if bars:
+        alt = f"Mean modes per prompt of {name_a} kept and lost by {name_b}, and gained: " + "; ".join(
+            f"{label} kept {number(k)}, lost {number(lo)}, gained {number(g)}" for label, k, lo, g in bars
+        )
+        parts.append(
+            figure(
+                figures.retention_svg(bars, f"Mode retention: {name_b} relative to {name_a}", alt),
+                alt,
+                "retention",
+            )
+        )
+    return "".join(parts)

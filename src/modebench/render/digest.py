@@ -1,0 +1,150 @@
+"""One streaming pass over a receipt, keeping only what the HTML report shows.
+
+A page must stay a few MB for a receipt of any size, so nothing here grows with the number of
+prompts: per cell the status counts, the profile frequencies the statistics work on
+(:func:`modebench.stats.profiles.summarize_prompt` reduces each prompt, exactly as ``stats`` does),
+and a bounded handful of example prompts (most and fewest modes). A failed receipt keeps its
+status counts and the first few unscorable attempts, never a score.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import os
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from modebench.diagnostics import UNSCORABLE
+from modebench.reporting import iter_cell_results, read_report
+from modebench.stats.profiles import CellKey, Profile, summarize_prompt
+
+__all__ = ["CellDigest", "Diagnostic", "ExamplePrompt", "ModeExample", "RunDigest", "digest"]
+
+#: Example prompts kept per cell and side (most modes, fewest modes).
+EXAMPLES = 2
+#: Unscorable attempts listed for a failed receipt.
+DIAGNOSTICS = 20
+#: Characters of graded text shown per example (the page stays small whatever the model wrote).
+TEXT_LIMIT = 600
+
+
+@dataclass(frozen=True)
+class ModeExample:
+    key: str
+    draws: int
+    text: str  # one graded text that produced this canonical key (possibly shortened)
+
+
+@dataclass(frozen=True)
+class ExamplePrompt:
+    id: str
+    draws: int
+    verified: int
+    modes: tuple[ModeExample, ...]  # most frequent first
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    id: str
+    level: int
+    domain: str
+    status: str
+    detail: str
+
+
+@dataclass
+class CellDigest:
+    level: int
+    domain: str
+    draws: int
+    prompts: int = 0
+    statuses: Counter[str] = field(default_factory=Counter)
+    profiles: Counter[Profile] = field(default_factory=Counter)
+    # heaps of (order key, tie-break, example); bounded to EXAMPLES entries each
+    _most: list[tuple[int, int, ExamplePrompt]] = field(default_factory=list)
+    _fewest: list[tuple[int, int, ExamplePrompt]] = field(default_factory=list)
+
+    @property
+    def most_modes(self) -> list[ExamplePrompt]:
+        return [e for _, _, e in sorted(self._most, key=lambda t: (-t[0], -t[1]))]
+
+    @property
+    def fewest_modes(self) -> list[ExamplePrompt]:
+        return [e for _, _, e in sorted(self._fewest, key=lambda t: (-t[0], -t[1]))]
+
+
+@dataclass
+class RunDigest:
+    path: str
+    payload: dict[str, Any]
+    cells: dict[CellKey, CellDigest]
+    diagnostics: list[Diagnostic]
+
+    @property
+    def completed(self) -> bool:
+        return bool(self.payload["evaluation"]["status"] == "completed")
+
+
+def _shorten(text: Any) -> str:
+    value = text if isinstance(text, str) else repr(text)
+    return value if len(value) <= TEXT_LIMIT else value[:TEXT_LIMIT] + " …"
+
+
+def _example(ident: str, attempts: list[Mapping[str, Any]], modes: Mapping[str, int]) -> ExamplePrompt:
+    texts: dict[str, str] = {}
+    for attempt in attempts:
+        key = attempt.get("canonical_key")
+        if attempt.get("verified") is True and isinstance(key, str) and key not in texts:
+            texts[key] = _shorten(attempt.get("graded_text"))
+    ordered = sorted(modes.items(), key=lambda item: (-item[1], item[0]))
+    found = tuple(ModeExample(key, count, texts.get(key, "")) for key, count in ordered)
+    return ExamplePrompt(ident, len(attempts), sum(modes.values()), found)
+
+
+def _offer(heap: list[tuple[int, int, ExamplePrompt]], order: int, tie: int, build: Any) -> None:
+    # Min-heap of the best EXAMPLES; the example itself is built only when it gets in.
+    if len(heap) < EXAMPLES:
+        heapq.heappush(heap, (order, tie, build()))
+    elif (order, tie) > heap[0][:2]:
+        heapq.heapreplace(heap, (order, tie, build()))
+
+
+def _attempts(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [a for group in result.get("draws", []) for a in group.get("attempts", [])]
+
+
+def digest(path: str | os.PathLike[str]) -> RunDigest:
+    """Read and validate a receipt, then reduce its journal to what the report shows."""
+    payload = read_report(path)
+    completed = payload["evaluation"]["status"] == "completed"
+    cells: dict[CellKey, CellDigest] = {}
+    diagnostics: list[Diagnostic] = []
+    for index, (level, domain, draws, result) in enumerate(iter_cell_results(path)):
+        cell = cells.get((level, domain, draws))
+        if cell is None:
+            cell = cells[(level, domain, draws)] = CellDigest(level, domain, draws)
+        cell.prompts += 1
+        attempts = _attempts(result)
+        cell.statuses.update(str(a.get("status")) for a in attempts)
+        if not completed:
+            for attempt in attempts:
+                if attempt.get("status") in UNSCORABLE and len(diagnostics) < DIAGNOSTICS:
+                    diagnostics.append(
+                        Diagnostic(str(result.get("id")), level, domain, str(attempt["status"]),
+                                   str(attempt.get("detail") or ""))
+                    )  # fmt: skip
+            continue
+        summary = summarize_prompt((level, domain, draws), result)
+        cell.profiles[summary.profile] += 1
+        count = len(summary.modes)
+
+        build = functools.partial(_example, summary.id, attempts, summary.modes)
+
+        # Most modes: ties go to the earlier prompt; fewest modes: among prompts with a verified mode.
+        _offer(cell._most, count, -index, build)
+        if count:
+            _offer(cell._fewest, -count, -index, build)
+    return RunDigest(os.fspath(path), payload, cells, diagnostics)

@@ -1,0 +1,246 @@
+"""The part of the page that describes one receipt.
+
+A completed receipt: identity, the cell table (the receipt's own numbers, with the statistics
+module's interval for each), curves over k per cell, the status breakdown and the example
+prompts. A failed receipt: identity, the diagnostics and the status breakdown — no score, as the
+text report refuses them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from modebench.diagnostics import UNSCORABLE
+from modebench.render import figures
+from modebench.render.digest import CellDigest, ExamplePrompt, RunDigest
+from modebench.render.page import esc, figure, number, table
+from modebench.reporting import FAILED_HEADLINE
+from modebench.stats.bootstrap import Bootstrap
+from modebench.stats.summary import curves_from_profiles
+from modebench.stats.table import StatsTable
+
+__all__ = ["RowIndex", "cell_label", "ordered_cells", "run_curves", "run_section", "status_groups"]
+
+#: Up to this many draws every k is a curve point; beyond it, powers of two and the draws.
+DENSE_K = 32
+RowIndex = dict[tuple[int, str, int, str, int | None], dict[str, Any]]
+_CELL_METRICS = (
+    ("accuracy", "accuracy", None),
+    ("pass_at_k", "pass@k", "k"),
+    ("distinct_at_k", "distinct@k", "k"),
+)
+
+
+def cell_label(level: Any, domain: Any) -> str:
+    return "all cells" if level is None else f"level {level} {domain}"
+
+
+def _field(payload: Mapping[str, Any], *path: str) -> Any:
+    """A nested receipt field, or None where any level is missing (run metadata is optional)."""
+    value: Any = payload
+    for name in path:
+        value = value.get(name) if isinstance(value, Mapping) else None
+    return value
+
+
+def run_label(run: RunDigest, index: int) -> str:
+    name = _field(run.payload, "run", "model", "id")
+    return f"run {chr(ord('A') + index)}" + (f" ({name})" if name else "")
+
+
+def run_curves(run: RunDigest, settings: Bootstrap) -> tuple[StatsTable, RowIndex]:
+    """The ``stats`` table of a completed run, from the digest's profiles (no second pass)."""
+    cells = {key: cell.profiles for key, cell in run.cells.items() if cell.profiles}
+    largest = max((key[2] for key in cells), default=1)
+    ks = list(range(1, largest + 1)) if largest <= DENSE_K else None
+    found = curves_from_profiles(cells, ks, settings, {"receipt": run.path})
+    index: RowIndex = {(r["level"], r["domain"], r["draws"], r["metric"], r["k"]): r for r in found.rows}
+    return found, index
+
+
+def status_groups(statuses: Mapping[str, int]) -> Counter[str]:
+    grouped: Counter[str] = Counter()
+    for status, count in statuses.items():
+        grouped["unscorable" if status in UNSCORABLE else status] += count
+    return grouped
+
+
+def _interval(row: Mapping[str, Any] | None) -> str:
+    if row is None or row.get("ci_low") is None or row.get("ci_high") is None:
+        return ""
+    return f'<br><span class="ci">[{number(row["ci_low"])}, {number(row["ci_high"])}]</span>'
+
+
+def _value_cell(
+    receipt: int, cell: Mapping[str, Any], metric: str, value: Any, row: Mapping[str, Any] | None
+) -> str:
+    # data-* attributes let the browser test compare the page with the receipt exactly.
+    attributes = (
+        f'data-receipt="{receipt}" data-level="{esc(cell["level"])}" data-domain="{esc(cell["domain"])}" '
+        f'data-metric="{metric}" data-value="{esc(json.dumps(value))}"'
+    )
+    return f'<span class="value" {attributes}>{esc(number(value))}</span>{_interval(row)}'
+
+
+def _identity(run: RunDigest) -> str:
+    payload = run.payload
+    found = payload.get("software")
+    software: dict[str, Any] = found if isinstance(found, dict) else {}
+    evaluation = payload["evaluation"]
+    entries: list[tuple[str, Any]] = [
+        ("receipt", run.path),
+        ("status", evaluation["status"]),
+        ("model", _field(payload, "run", "model")),
+        ("generation", _field(payload, "run", "generation")),
+        ("prompt condition", _field(payload, "run", "prompt_condition")),
+        ("dataset", payload.get("dataset")),
+        ("input sha256", payload.get("input_sha256")),
+        ("records sha256", payload.get("records_sha256")),
+        ("run sha256", payload.get("run_sha256")),
+        ("journal sha256", _field(payload, "prompt_results", "sha256")),
+        (
+            "software",
+            {k: software.get(k) for k in ("modebench_version", "python", "platform", "git", "dependencies")},
+        ),
+        ("status counts", evaluation.get("status_counts")),
+        ("created", payload.get("created_at")),
+    ]
+    items = []
+    for name, value in entries:
+        if value is None:
+            continue
+        shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        items.append(f"<dt>{esc(name)}</dt><dd><code>{esc(shown)}</code></dd>")
+    return f'<dl class="identity">{"".join(items)}</dl>'
+
+
+def _cell_table(run: RunDigest, receipt: int, rows: RowIndex) -> str:
+    body = []
+    for cell in run.payload["cells"]:
+        key = (cell["level"], cell["domain"], cell["k"])
+        digest = run.cells.get(key)
+        values = []
+        for metric, _, k in _CELL_METRICS:
+            row = rows.get((*key, metric, cell["k"] if k else None))
+            values.append(_value_cell(receipt, cell, metric, cell[metric], row))
+        pcmd = cell["pcmd"]
+        values.append(_value_cell(receipt, cell, "pcmd", pcmd["d_mode"], rows.get((*key, "pcmd", None))))
+        values.append(esc(number(bool(pcmd["reportable"]))))
+        notes = "".join(f"<br><span class=note>Note: {esc(n)}</span>" for n in cell.get("protocol_notes", []))
+        body.append([esc(cell["level"]), esc(cell["domain"]) + notes, esc(cell["k"]),
+                     esc(digest.prompts if digest else ""), *values])  # fmt: skip
+    headers = ["level", "domain", "k", "prompts", "accuracy", "pass@k", "distinct@k", "PCMD", "reportable"]
+    return table(headers, body, numeric=(2, 3, 4, 5, 6, 7),
+                 caption="Receipt scores per cell; below each, its bootstrap interval from the statistics module")  # fmt: skip
+
+
+def ordered_cells(run: RunDigest) -> list[CellDigest]:
+    """The run's cells in the receipt's order (the journal's order is the input's)."""
+    order = {(c["level"], c["domain"], c["k"]): i for i, c in enumerate(run.payload["cells"])}
+    return sorted(run.cells.values(), key=lambda c: order.get((c.level, c.domain, c.draws), len(order)))
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def _curves(run: RunDigest, index: int, rows: RowIndex) -> list[str]:
+    parts = ['<div class="grid">']
+    for cell in ordered_cells(run):
+        key = (cell.level, cell.domain, cell.draws)
+        level, domain, draws = key
+        series = []
+        for metric in ("pass_at_k", "distinct_at_k"):
+            points = sorted((r["k"], r) for (lv, dm, dr, m, _), r in rows.items()
+                            if (lv, dm, dr, m) == (level, domain, draws, metric))  # fmt: skip
+            series.append(figures.Series(run_label(run, index), index, [k for k, _ in points],
+                                         [r["estimate"] for _, r in points], [r["ci_low"] for _, r in points],
+                                         [r["ci_high"] for _, r in points]))  # fmt: skip
+        label = cell_label(level, domain)
+        alt = (f"{label}: unbiased pass@k and E[distinct@k] for k = 1 to {draws}, with bootstrap bands; "
+               f"pass@{draws} = {number(series[0].estimate[-1] if series[0].estimate else None)}, "
+               f"E[distinct@{draws}] = {number(series[1].estimate[-1] if series[1].estimate else None)}")  # fmt: skip
+        svg = figures.curves_svg(
+            [("pass@k", "pass@k (probability)", [series[0]]),
+             ("E[distinct@k]", "E[distinct@k] (verified modes)", [series[1]])],
+            f"{label}: success and diversity over k ({_plural(cell.prompts, 'prompt')})", alt,
+        )  # fmt: skip
+        parts.append(figure(svg, alt, "curves"))
+    parts.append("</div>")
+    return parts
+
+
+def _status(run: RunDigest) -> str:
+    rows = [(cell_label(c.level, c.domain), status_groups(c.statuses)) for c in ordered_cells(run)]
+    groups = tuple(figures.STATUS_COLOURS)
+    counts = table(["cell", *groups], ([esc(label), *(esc(g[s]) for s in groups)] for label, g in rows),
+                   numeric=(1, 2, 3, 4), caption="Graded attempts per status")  # fmt: skip
+    alt = (
+        "Share of graded attempts that are correct, incorrect, malformed or unscorable, per cell: "
+        + "; ".join(f"{label} " + ", ".join(f"{s} {g[s]}" for s in groups) for label, g in rows)
+    )
+    svg = figures.status_svg(rows, "Status of every graded attempt, per cell", alt)
+    return figure(svg, alt, "status") + counts
+
+
+def _prompt(example: ExamplePrompt) -> str:
+    top = max((m.draws for m in example.modes), default=1)
+    rows = [[f"<code>{esc(m.key)}</code>", f'<span class="bar" style="width:{6 * m.draws / top:.2f}rem"></span> {m.draws}',
+             f"<pre>{esc(m.text)}</pre>"] for m in example.modes]  # fmt: skip
+    caption = (f"Mode histogram of prompt {example.id}: {len(example.modes)} verified modes in "
+               f"{example.verified} verified of {example.draws} draws, one graded text per mode")  # fmt: skip
+    body = (
+        f'<div class="modes">{table(["canonical key", "verified draws", "example graded text"], rows)}</div>'
+    )
+    return f"<h4>{esc(example.id)}</h4>" + figure(body, caption, "modes")
+
+
+def _examples(cell: CellDigest) -> str:
+    parts = [f"<h3>Prompts of {esc(cell_label(cell.level, cell.domain))}</h3>"]
+    for title, found in (
+        ("Most modes", cell.most_modes),
+        ("Fewest modes (at least one verified)", cell.fewest_modes),
+    ):
+        parts.append(f"<p><strong>{esc(title)}</strong></p>")
+        if found:
+            parts.extend(_prompt(e) for e in found)
+        else:
+            parts.append('<p class="note">none</p>')
+    return "".join(parts)
+
+
+def _failed(run: RunDigest) -> str:
+    payload = run.payload
+    detail = payload.get("failure", payload["evaluation"].get("status_counts", {}))
+    rows = [
+        [esc(d.id), esc(cell_label(d.level, d.domain)), esc(d.status), esc(d.detail)] for d in run.diagnostics
+    ]
+    listed = (
+        table(["prompt", "cell", "status", "detail"], rows, caption="First unscorable attempts")
+        if rows
+        else ""
+    )
+    return (
+        f'<section class="failed" role="alert" data-failed="true"><h2>{esc(FAILED_HEADLINE)}</h2>'
+        f"<pre>{esc(json.dumps(detail, sort_keys=True))}</pre>{listed}</section>"
+    )
+
+
+def run_section(run: RunDigest, index: int, rows: RowIndex | None) -> str:
+    """The HTML of one receipt; ``rows`` is its statistics index (None for a failed run)."""
+    parts = [
+        f'<section data-run="{index}"><h2>{esc(run_label(run, index))}: {esc(run.path)}</h2>',
+        _identity(run),
+    ]
+    if not run.completed or rows is None:
+        parts += [_failed(run), "<h3>Status breakdown</h3>", _status(run), "</section>"]
+        return "".join(parts)
+    parts += ["<h3>Cells</h3>", _cell_table(run, index, rows), "<h3>pass@k and E[distinct@k] over k</h3>"]
+    parts += _curves(run, index, rows)
+    parts += ["<h3>Status breakdown</h3>", _status(run)]
+    parts += [_examples(cell) for cell in ordered_cells(run)]
+    parts.append("</section>")
+    return "".join(parts)
