@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from modebench.cli import backends, data, evaluation, report, stats, suite, walkthrough
+from modebench.cli import backends, data, evaluation, ingest, report, stats, suite, trajectory, walkthrough
 from modebench.cli._common import Handler, error_message
 from modebench.evaluation import evaluate
 from modebench.validation import InputError, loads
@@ -28,6 +28,8 @@ _GROUPS = (
     suite,  # build, calibrate, power
     backends,  # merge
     stats,  # stats, compare
+    ingest,  # ingest
+    trajectory,  # trajectory
 )
 
 
