@@ -35,9 +35,11 @@ release-files: $(STAMP)
 inventory: $(STAMP)
 	$(BIN)/python ops/verify_release.py --refresh
 
+# lint also types the example third-party domain package as strictly as modebench itself
 lint: $(STAMP)
-	$(BIN)/ruff check src tests ops
-	$(BIN)/ruff format --check src tests ops
+	$(BIN)/ruff check src tests ops examples
+	$(BIN)/ruff format --check src tests ops examples
+	MYPYPATH=examples/domain-plugin/src $(BIN)/mypy --strict -p modebench_queens
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src/modebench examples/typed_client.py

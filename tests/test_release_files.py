@@ -52,6 +52,38 @@ def test_shared_code_never_branches_on_a_domain_name() -> None:
     assert offenders == []
 
 
+def test_shared_code_looks_domains_up_in_the_one_registry() -> None:
+    # Membership in the closed built-in tuple would shut third-party plug-ins out: shared code asks
+    # modebench.domains (is_registered / is_certified) instead.
+    package = ROOT / "src" / "modebench"
+    pattern = re.compile(r"\bin\s+DOMAINS\b")
+    offenders = [
+        path.name
+        for path in package.rglob("*.py")
+        if path.relative_to(package).parts[0] not in ("domains", "contracts.py")
+        and pattern.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+
+
+def test_source_cites_only_documents_in_this_repository() -> None:
+    # A reader of the repository has docs/, not the specification it was written from: a cited
+    # document is a path under docs/ that exists, never a bare spec name or a spec/ path.
+    package = ROOT / "src" / "modebench"
+    spec_names = re.compile(r"(?<![\w/])(?:spec/[\w./-]+|(?:evaluation|datasets|cli|api|metrics)\.md)\b")
+    cited = re.compile(r"docs/[\w./-]*\.md\b")
+    bad = []
+    for path in package.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        bad += [f"{path.relative_to(package)}: {name}" for name in spec_names.findall(text)]
+        bad += [
+            f"{path.relative_to(package)}: {name}"
+            for name in cited.findall(text)
+            if not (ROOT / name).is_file()
+        ]
+    assert bad == []
+
+
 def test_model_text_is_never_evaluated_in_the_parent() -> None:
     # Only the domain plug-ins (run inside the worker) may compile candidate text.
     package = ROOT / "src" / "modebench"

@@ -6,7 +6,7 @@ import copy
 import dataclasses
 import pathlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from modebench.api_types import (
     CellSummary,
@@ -23,10 +23,13 @@ from modebench.api_types import (
     RunMetadata,
     Task,
 )
-from modebench.contracts import normalize_domain, normalize_level
+from modebench.contracts import Domain, normalize_level
 from modebench.diagnostics import VerifierExecutionError
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
+
+if TYPE_CHECKING:
+    from modebench.generate import GenerationResult, GenerationSettings, Source
 
 __all__ = [
     "EvaluationOptions",
@@ -41,6 +44,7 @@ __all__ = [
     "curves",
     "evaluate_file",
     "export_dataset",
+    "generate_responses",
     "grade",
     "ingest",
     "iter_results",
@@ -146,11 +150,43 @@ def evaluate_file(
     )
 
 
-def _cell(cell: dict[str, Any]) -> CellSummary:
+def generate_responses(
+    source: Source,
+    output: PathLike,
+    settings: GenerationSettings,
+    *,
+    run_output: PathLike | None = None,
+    retry_failed: bool = False,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+    receipt: PathLike | None = None,
+    min_defined_prompts: int = 30,
+) -> GenerationResult:
+    """Sample ``settings.k`` draws per prompt from an OpenAI-compatible endpoint (``docs/generate.md``).
+
+    Writes evaluate input to ``output`` plus run metadata and a per-draw sidecar; resumable from the
+    draw ledger next to ``output``; with ``receipt``, evaluates the output right after the last draw.
+    """
+    from modebench.generate import generate_responses as _generate
+
+    return _generate(
+        source,
+        output,
+        settings,
+        run_output=run_output,
+        retry_failed=retry_failed,
+        progress=progress,
+        receipt=receipt,
+        min_defined_prompts=min_defined_prompts,
+    )
+
+
+def _cell(cell: dict[str, Any], recorded: frozenset[str]) -> CellSummary:
+    from modebench.reporting import cell_domain
+
     pcmd = cell["pcmd"]
     return CellSummary(
         level=normalize_level(cell["level"]),
-        domain=normalize_domain(cell["domain"]),
+        domain=cast(Domain, cell_domain(cell["domain"], recorded)),
         k=int(cell["k"]),
         accuracy=cell["accuracy"],
         pass_at_k=cell["pass_at_k"],
@@ -170,12 +206,14 @@ def _cell(cell: dict[str, Any]) -> CellSummary:
 def read_report(path: PathLike) -> Report:
     """Load and validate a v3/v4 receipt (v4: the journal hash too). Check ``status`` first."""
     from modebench.reporting import read_report as _read_report
+    from modebench.reporting import recorded_plugins
 
     payload = _read_report(path)
+    recorded = recorded_plugins(payload)
     return Report(
         schema=str(payload["schema"]),
         status=cast(EvaluationStatus, payload["evaluation"]["status"]),
-        cells=tuple(_cell(cell) for cell in payload["cells"]),
+        cells=tuple(_cell(cell, recorded) for cell in payload["cells"]),
         input_sha256=payload.get("input_sha256"),
     )
 

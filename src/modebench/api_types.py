@@ -1,4 +1,4 @@
-"""Public types of :mod:`modebench.api` (``spec/api.md`` §1)."""
+"""Public types of :mod:`modebench.api` (the names and fields of the 0.4.0 API)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypedDict, Union
 
+from modebench.contracts import Domain  # one definition; an installed plug-in's name is typed as it too
+
 JSONValue = Union[None, bool, int, float, str, list["JSONValue"], dict[str, "JSONValue"]]  # noqa: UP007 - recursive alias
-Domain = Literal["countdown", "graph_coloring", "python_factors", "mathir", "pantry_plan"]
 Split = Literal["train", "dev", "eval"]
 PromptCondition = Literal["registered_hints_v1", "python_level3_neutral_v1"]
 GradeStatus = Literal[

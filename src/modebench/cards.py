@@ -1,4 +1,4 @@
-"""Dataset cards generated from a registry by the rules of ``datasets.md`` §8.
+"""Dataset cards generated from a registry (``docs/datasets.md``, "Dataset cards").
 
 For the packaged 0.4.0 registry the generated document is byte-identical to the published
 ``dataset_cards.json`` (``json.dumps(obj, indent=2) + "\\n"``). For other registries the same

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 Domain = Literal["countdown", "graph_coloring", "python_factors", "mathir", "pantry_plan"]
 
-#: Canonical domain names, in the registry order of the reference.
+#: Canonical names of the five built-in (certified) domains, in the registry order of the
+#: reference. Installed third-party domains are listed by ``modebench.domains.names()``.
 DOMAINS: Final[tuple[Domain, ...]] = (
     "graph_coloring",
     "countdown",
@@ -46,13 +47,23 @@ def normalize_level(level: object) -> int:
 
 
 def normalize_domain(domain: object) -> Domain:
-    """Return the canonical domain name (``pantry`` is an alias); raise ``ValueError`` otherwise."""
+    """Return the canonical domain name (``pantry`` is an alias); raise ``ValueError`` otherwise.
+
+    A namespaced name (``package/name``) is accepted when an installed third-party plug-in
+    registers it (``docs/writing-a-domain.md``); it is typed as :data:`Domain` so that the 0.4.0
+    signatures stay as they were, though it is none of the five literals.
+    """
     if isinstance(domain, str):
         if domain in DOMAINS:
             return domain
         alias = DOMAIN_ALIASES.get(domain)
         if alias is not None:
             return alias
+        if "/" in domain:
+            from modebench.domains import is_registered  # lazy: entry points only when needed
+
+            if is_registered(domain):
+                return cast(Domain, domain)
     raise ValueError(f"unsupported ModeBench domain: {domain}")
 
 

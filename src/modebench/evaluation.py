@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypedDict
 
-from modebench import metrics
-from modebench.contracts import NOT_ADMITTED_LEVELS, NOT_DIFFICULTY_MATCHED, normalize_domain, normalize_level
+from modebench import domains, metrics
+from modebench.contracts import NOT_ADMITTED_LEVELS, NOT_DIFFICULTY_MATCHED, normalize_level
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
-from modebench.identity import digest_json, software_identity
+from modebench.identity import digest_json, software_identity, with_plugins
 from modebench.prompts import make_messages, messages_sha256, profile_metadata
 from modebench.run_metadata import validate_run
 from modebench.validation import InputError, json_value, positive_integer
@@ -106,9 +106,11 @@ class _Bound(TypedDict):
 
 
 class BoundRecord(_Bound, total=False):
-    """A prepared record with its binding (Phase C); the file evaluator adds ``record_sha256``."""
+    """A prepared record with its binding (Phase C); the file evaluator adds ``record_sha256``
+    and, for a third-party domain, ``plugin`` (its origin, repeated in every journal line)."""
 
     record_sha256: str
+    plugin: dict[str, str]
 
 
 def now_iso() -> str:
@@ -124,7 +126,7 @@ def record_label(location: str, record: Any) -> str:
 
 @dataclass
 class Options:
-    """Validated evaluation options (``evaluation.md`` §4.0)."""
+    """Validated evaluation options (``docs/evaluation.md``, "Input")."""
 
     min_defined_prompts: int = metrics.DEFAULT_MIN_DEFINED_PROMPTS
     run: dict[str, Any] | None = None
@@ -221,7 +223,7 @@ class Preflight:
             for name in ("level", "domain", "answer"):
                 if name not in record:
                     raise InputError(f"missing field: {name}")
-            level, domain = normalize_level(record["level"]), normalize_domain(record["domain"])
+            level, domain = normalize_level(record["level"]), domains.canonical(record["domain"])
             if "dataset_sha256" in record:
                 raise InputError("dataset_sha256 requires frozen evaluation with config")
             row = {"answer": record["answer"]}
@@ -456,7 +458,7 @@ def assemble_v3(
         "schema": V3_SCHEMA,
         "created_at": now_iso(),
         "records_sha256": digest_json(list(records)),
-        **receipt_header(software_identity(), preflight),
+        **receipt_header(with_plugins(software_identity(), (item["domain"] for item in bound)), preflight),
         "evaluation": tally.block(threshold),
         "cells": cells,
     }

@@ -7,12 +7,14 @@ import json
 import os
 import platform
 import subprocess
+from collections.abc import Iterable
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any, cast
 
 import modebench
+from modebench import domains
 from modebench.contracts import BENCHMARK_CONTRACT, DIAGNOSTIC_CONTRACT
 from modebench.diagnostics import RESOURCE_POLICY
 
@@ -50,19 +52,22 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return cast(str, bounded_file_sha256(path, None))  # without a limit there is always a digest
 
 
+def source_files(root: Path, skip: frozenset[str] = frozenset()) -> dict[str, str]:
+    """``{relative posix path: sha256}`` of every ``*.py`` and ``*.json`` file below ``root``,
+    leaving out ``__pycache__`` and any directory named in ``skip``."""
+    ignored = {"__pycache__"} | skip
+    return {
+        path.relative_to(root).as_posix(): file_sha256(path)
+        for path in sorted(root.rglob("*"))
+        if path.suffix in (".py", ".json") and path.is_file() and not ignored & set(path.parts)
+    }
+
+
 @cache
 def _source_files() -> tuple[tuple[str, str], ...]:
     # Hashed once per process: the package does not change under a running evaluator.
-    files = []
-    for path in sorted(PACKAGE_DIR.rglob("*")):
-        # The bundled release is data (installed as _bundled_release), not software.
-        if (
-            path.suffix in (".py", ".json")
-            and path.is_file()
-            and not {"__pycache__", "_bundled_release"} & set(path.parts)
-        ):
-            files.append((path.relative_to(PACKAGE_DIR).as_posix(), file_sha256(path)))
-    return tuple(files)
+    # The bundled release is data (installed as _bundled_release), not software.
+    return tuple(source_files(PACKAGE_DIR, frozenset({"_bundled_release"})).items())
 
 
 def _version(name: str) -> str | None:
@@ -90,7 +95,7 @@ def _git() -> tuple[str | None, bool | None]:
 
 
 def software_identity(*, include_git: bool = True) -> dict[str, Any]:
-    """The ``software`` object of receipts (``evaluation.md`` §9.3)."""
+    """The ``software`` object of receipts (``docs/evaluation.md``, "The receipt")."""
     files = dict(_source_files())
     identity: dict[str, Any] = {
         "modebench_version": modebench.__version__,
@@ -109,4 +114,22 @@ def software_identity(*, include_git: bool = True) -> dict[str, Any]:
     return identity
 
 
-__all__ = ["canonical", "digest_json", "file_sha256", "sha256_text", "software_identity"]
+def with_plugins(software: dict[str, Any], used: Iterable[str]) -> dict[str, Any]:
+    """``software`` plus ``plugins`` (the origin of each third-party domain in ``used``).
+
+    A run over the built-in domains only gets ``software`` back unchanged, so its receipt is
+    byte-for-byte what it was before plug-ins existed (``docs/evaluation.md``).
+    """
+    found = domains.origins(used)
+    return {**software, "plugins": found} if found else software
+
+
+__all__ = [
+    "canonical",
+    "digest_json",
+    "file_sha256",
+    "sha256_text",
+    "software_identity",
+    "source_files",
+    "with_plugins",
+]

@@ -1,4 +1,4 @@
-"""Registered prompt rendering, prompt profiles and prompt hashes (``datasets.md`` §7)."""
+"""Registered prompt rendering, prompt profiles and prompt hashes (``docs/datasets.md``, "Prompts")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reading receipts (v3 and v4) with every check of ``evaluation.md`` §16, and the report text."""
+"""Reading receipts (v3 and v4) with every check a reader makes (``docs/evaluation.md``), and the report text."""
 
 from __future__ import annotations
 
@@ -30,10 +30,28 @@ def _number(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float))
 
 
-def _check_cell(cell: Any, completed: bool) -> None:
+def recorded_plugins(payload: dict[str, Any]) -> frozenset[str]:
+    """The third-party domains a receipt records in ``software.plugins`` (docs/evaluation.md)."""
+    software = payload.get("software")
+    plugins = software.get("plugins") if isinstance(software, dict) else None
+    return frozenset(plugins) if isinstance(plugins, dict) else frozenset()
+
+
+def cell_domain(value: Any, recorded: frozenset[str]) -> str:
+    """The canonical domain of a receipt cell; raises ValueError for an unknown one.
+
+    A plug-in domain the receipt itself records is accepted as written, so a receipt stays
+    readable where that plug-in is not installed.
+    """
+    if isinstance(value, str) and value in recorded:
+        return value
+    return normalize_domain(value)
+
+
+def _check_cell(cell: Any, completed: bool, recorded: frozenset[str]) -> None:
     try:
         normalize_level(cell["level"])
-        normalize_domain(cell["domain"])
+        cell_domain(cell["domain"], recorded)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     except (KeyError, TypeError) as exc:
@@ -82,8 +100,9 @@ def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) ->
     if not isinstance(cells, list):
         raise InputError("report cells must be a list")
     completed = evaluation["status"] == "completed"
+    recorded = recorded_plugins(payload)
     for cell in cells:
-        _check_cell(cell, completed)
+        _check_cell(cell, completed, recorded)
     if payload["schema"] == V4:
         reference = payload.get("prompt_results")
         if not isinstance(reference, dict) or reference.get("format") != RESULT_FORMAT:
@@ -184,8 +203,10 @@ def summarize(payload: dict[str, Any]) -> str:
 __all__ = [
     "MAX_RESULT_LINE_BYTES",
     "SCHEMAS",
+    "cell_domain",
     "iter_cell_results",
     "iter_prompt_results",
     "read_report",
+    "recorded_plugins",
     "summarize",
 ]

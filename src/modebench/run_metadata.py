@@ -1,4 +1,4 @@
-"""Run metadata (model, generation settings, prompt condition) validation (``evaluation.md`` §5)."""
+"""Run metadata (model, generation settings, prompt condition) validation (``docs/evaluation.md``, "Input")."""
 
 from __future__ import annotations
 

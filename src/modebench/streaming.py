@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from modebench import _ledger, metrics
+from modebench import _ledger, domains, metrics
 from modebench._ledger import checkpoint
 from modebench.backends import Grader, make_grader
 from modebench.backends.shard import WHOLE, Shard, shard_receipt_text
@@ -27,7 +27,14 @@ from modebench.evaluation import (
     prompt_result,
     protocol_notes,
 )
-from modebench.identity import canonical, digest_json, file_sha256, sha256_text, software_identity
+from modebench.identity import (
+    canonical,
+    digest_json,
+    file_sha256,
+    sha256_text,
+    software_identity,
+    with_plugins,
+)
 from modebench.metrics import CellAccumulator
 from modebench.parallel import MAX_WORKERS
 from modebench.publish import atomic_output
@@ -39,6 +46,8 @@ CHECKPOINT_SCHEMA = "modebench-checkpoint-v1"
 REPORT_SCHEMA = "modebench-saved-responses-v4"
 RESULT_FORMAT = "modebench-prompt-result-v1"
 JOURNAL_NAME = "results.jsonl"
+#: Ledger info key of the origins of the third-party plug-ins a run uses (absent for built-ins).
+PLUGINS_KEY = "plugins"
 #: Ledger info written at the end of preflight and bound by ``preflight_sha256``.
 PREFLIGHT_KEYS = ("records_sha256", "run", "generation_metadata_status", "run_sha256", "dataset", "count")
 #: Grading commits at most this many prompts, or this many seconds of work, per transaction.
@@ -227,6 +236,7 @@ def _run(
         count = int(ledger.get("count"))  # written moments ago by this invocation
     else:
         count = _check_ledger(ledger, shard or WHOLE)  # an earlier invocation's checkpoint is verified first
+        _check_plugins(ledger)
     selection = shard or WHOLE
     done = ledger.completed()
     journal = ledger.directory / JOURNAL_NAME
@@ -241,6 +251,7 @@ def _run(
         raise InputError("input changed during evaluation; no final output published")
     if file_sha256(journal) != journal_digest.hexdigest():
         raise InputError("result journal changed during evaluation; no final output published")
+    software = with_plugins(software, _plugins_of(ledger))
     if shard is not None:
         status, cells = _publish_shard(ledger, output, journal, software, options, shard, count)
     else:
@@ -289,6 +300,9 @@ def _preflight(
             binding_error = binding_error or exc  # the run fails with it: nothing to store
         else:
             bound["record_sha256"] = sha256_text(raw_text)
+            plugin_origin = domains.origin(bound["domain"])
+            if plugin_origin is not None:  # a third-party domain: its journal lines name the plug-in
+                bound["plugin"] = plugin_origin
             ledger.insert(seq, bound["level"], bound["domain"], len(record["responses"]), canonical(bound))
         seq += 1
         if seq % 100 == 0:
@@ -306,6 +320,9 @@ def _preflight(
         "dataset": preflight.dataset_block(),
         "count": seq,
     }
+    used = domains.origins(_domains_of(ledger))
+    if used:  # kept out of built-in-only checkpoints, so theirs stay as they were
+        meta[PLUGINS_KEY] = used
     for key, value in meta.items():
         ledger.put(key, value)
     ledger.put("preflight_sha256", digest_json(meta))
@@ -319,6 +336,8 @@ def _check_ledger(ledger: _ledger.Ledger, selection: Shard) -> int:
     if ledger.db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
         raise InputError("checkpoint integrity check failed")
     meta = {key: ledger.get(key) for key in PREFLIGHT_KEYS}
+    if ledger.has(PLUGINS_KEY):
+        meta[PLUGINS_KEY] = ledger.get(PLUGINS_KEY)
     if digest_json(meta) != ledger.get("preflight_sha256"):
         raise InputError("checkpoint preflight metadata identity mismatch")
     records = hashlib.sha256(b"[")
@@ -349,11 +368,30 @@ def _check_ledger(ledger: _ledger.Ledger, selection: Shard) -> int:
     return position
 
 
+def _domains_of(ledger: _ledger.Ledger) -> list[str]:
+    return [row[0] for row in ledger.db.execute("SELECT DISTINCT domain FROM prompts")]
+
+
+def _plugins_of(ledger: _ledger.Ledger) -> list[str]:
+    """The third-party domains this checkpoint graded (recorded at the end of preflight)."""
+    return sorted(ledger.get(PLUGINS_KEY)) if ledger.has(PLUGINS_KEY) else []
+
+
+def _check_plugins(ledger: _ledger.Ledger) -> None:
+    """A resumed run must grade with the very plug-ins its first invocation validated with."""
+    if ledger.has(PLUGINS_KEY) and domains.origins(_plugins_of(ledger)) != ledger.get(PLUGINS_KEY):
+        raise InputError("resume identity mismatch: input, configuration, dataset, or evaluator changed")
+
+
 def _journal_line(seq: int, prepared: dict[str, Any], result_json: str) -> str:
     # The entry is canonical JSON with sorted keys; the stored result text is already canonical.
+    # Only prompts of a third-party domain carry ``plugin`` (its origin), between level and
+    # record_sha256 in key order.
+    plugin_origin = prepared.get("plugin")
+    plugin = f'"plugin":{canonical(plugin_origin)},' if plugin_origin is not None else ""
     return (
         f'{{"domain":{canonical(prepared["domain"])},"k":{len(prepared["raw"]["responses"])},'
-        f'"level":{prepared["level"]},"record_sha256":"{prepared["record_sha256"]}",'
+        f'"level":{prepared["level"]},{plugin}"record_sha256":"{prepared["record_sha256"]}",'
         f'"result":{result_json},"schema":"{RESULT_FORMAT}","sequence":{seq}}}\n'
     )
 

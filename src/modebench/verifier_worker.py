@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from modebench.contracts import DOMAINS
+from modebench import domains
 from modebench.diagnostics import (
     DOMAIN_DEADLINE_SECONDS,
     MAX_REQUEST_BYTES,
@@ -34,7 +34,7 @@ from modebench.diagnostics import (
     WORKER_MEMORY_BYTES,
     result,
 )
-from modebench.domains import all_plugins, plugin
+from modebench.domains import all_plugins
 from modebench.domains._pipeline import (
     REFERENCES,
     ReferenceProblem,
@@ -127,11 +127,26 @@ def _on_alarm(signum: int, frame: Any) -> None:
 def _deadline_for(operation: Any, domain: Any) -> float:
     """The plug-in's budget for grading, chosen by the raw domain string as in the reference.
 
-    An unknown or aliased domain gets the general budget; reference checks always do.
+    An unknown or aliased domain gets the general budget; reference checks always do. This runs
+    before any deadline is armed, so a third-party plug-in is imported (and warmed up) here, for
+    whichever operation names it first: under the worker's rlimits, never inside a grading window.
     """
-    if operation in ("grade", "groups") and isinstance(domain, str) and domain in DOMAINS:
-        return plugin(domain).deadline_seconds
-    return DOMAIN_DEADLINE_SECONDS
+    seconds = domains.deadline_seconds(domain)
+    if seconds is None:
+        return DOMAIN_DEADLINE_SECONDS
+    _warm(domain)
+    return seconds if operation in ("grade", "groups") else DOMAIN_DEADLINE_SECONDS
+
+
+_WARM: set[str] = set()
+
+
+def _warm(domain: str) -> None:
+    if domain not in _WARM:
+        _WARM.add(domain)
+        found = domains.plugin(domain)
+        if found.warm_up is not None:
+            found.warm_up()
 
 
 def _guarded(seconds: float, action: Any, *args: Any) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The wire format between the parent and a verifier worker: both ends' encoders and checks.
 
-Single requests (``grade``, ``reference``) and their replies are the reference's JSON objects
-(``evaluation.md`` §12.2). The ``groups`` request, which carries many prompts' texts in one line,
+Single requests (``grade``, ``reference``) and their replies are the JSON objects ModeBench 0.4.0's
+workers exchange. The ``groups`` request, which carries many prompts' texts in one line,
 and its per-item replies are ours and built for speed:
 
 * request: ``{"operation": "groups", "groups": [{"level", "domain", "answer_json", "texts"}]}``,
@@ -100,7 +100,7 @@ def item_reply(fields: Any, sent_text: Any) -> dict[str, Any]:
 
 
 def validate_reply(reply: Any, operation: str) -> dict[str, Any]:
-    """The reference's reply checks (``evaluation.md`` §12.2); raises ValueError."""
+    """The checks ModeBench 0.4.0 applies to a worker reply; raises ValueError."""
     if not isinstance(reply, dict) or reply.get("status") not in STATUSES:
         raise ValueError("invalid worker status")
     status = reply["status"]

@@ -1,4 +1,8 @@
-"""One contract every domain plug-in must honour (generated rows, witnesses, hostile input)."""
+"""One contract every domain plug-in must honour (generated rows, witnesses, hostile input).
+
+It runs for the five built-ins and for the example third-party plug-in in
+``examples/domain-plugin`` alike (see ``plugin_example.py``).
+"""
 
 from __future__ import annotations
 
@@ -8,25 +12,35 @@ import random
 import pytest
 
 from modebench.contracts import DOMAINS
-from modebench.domains import plugin
+from modebench.domains import DomainPlugin, is_certified, plugin
 from modebench.domains._pipeline import grade_in_process
 from modebench.prompts import make_messages
+from tests.domains.plugin_example import EXAMPLE_DOMAIN
 
 LEVELS = (1, 2, 3, 4, 5)
+ALL_DOMAINS = (*DOMAINS, EXAMPLE_DOMAIN)
 
 
-@pytest.mark.parametrize("domain", DOMAINS)
-def test_plugin_identity(domain: str) -> None:
-    found = plugin(domain)
-    assert found.name == domain
-    assert found.verifiers and found.deadline_seconds in (0.25, 2.0)
-    assert found.generate is not None and found.witnesses is not None
+@pytest.fixture
+def registered(request: pytest.FixtureRequest, domain: str) -> DomainPlugin:
+    if not is_certified(domain):
+        request.getfixturevalue("example_plugin")
+    return plugin(domain)
+
+
+@pytest.mark.parametrize("domain", ALL_DOMAINS)
+def test_plugin_identity(domain: str, registered: DomainPlugin) -> None:
+    assert registered.name == domain
+    assert registered.verifiers and registered.deadline_seconds in (0.25, 2.0)
+    assert registered.generate is not None and registered.witnesses is not None
 
 
 @pytest.mark.parametrize("level", LEVELS)
-@pytest.mark.parametrize("domain", DOMAINS)
-def test_generated_rows_validate_and_witnesses_grade_correct(domain: str, level: int) -> None:
-    found = plugin(domain)
+@pytest.mark.parametrize("domain", ALL_DOMAINS)
+def test_generated_rows_validate_and_witnesses_grade_correct(
+    domain: str, level: int, registered: DomainPlugin
+) -> None:
+    found = registered
     assert found.generate is not None and found.witnesses is not None
     row = found.generate(level, random.Random(11))
     assert row == found.generate(level, random.Random(11))  # same seed, same row

@@ -16,7 +16,7 @@ from modebench.reporting import read_report
 from modebench.stats import Bootstrap, bootstrap
 from modebench.stats.profiles import Profile
 from modebench.stats.summary import curves_from_profiles
-from modebench.validation import InputError
+from modebench.validation import InputError, OptionError
 
 
 def _rows(table: Any, level: int, domain: str, draws: int) -> dict[tuple[str, int | None], dict[str, Any]]:
@@ -123,10 +123,12 @@ def test_records_pandas_and_json(receipts: dict[str, Path], monkeypatch: pytest.
 
 
 def test_invalid_settings_and_failed_receipts(receipts: dict[str, Path], tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="confidence level"):
+    with pytest.raises(OptionError, match="^level must be between 0 and 1$"):
         api.curves(receipts["walkthrough"], level=1.5)
-    with pytest.raises(ValueError, match="resamples"):
+    with pytest.raises(OptionError, match="^resamples must be a positive integer$"):
         api.curves(receipts["walkthrough"], resamples=0)
+    with pytest.raises(OptionError, match="^seed must be a nonnegative integer$"):
+        api.curves(receipts["walkthrough"], seed=-1)
     failed = tmp_path / "failed.json"
     failed.write_text(
         json.dumps(
@@ -162,8 +164,14 @@ def test_stats_command(receipts: dict[str, Path], capsys: pytest.CaptureFixture[
         "0.5",
         "1",
     ]
-    for bad in (["--k", "0"], ["--k", "x"], ["--format", "html"], ["--level", "1"]):
+    for bad in (["--k", "0"], ["--k", "x"], ["--format", "html"], ["--level", "1"], ["--seed", "-1"]):
         with pytest.raises(SystemExit) as exit_info:
             main(["stats", receipt, *bad])
         assert exit_info.value.code == 2
-        assert "Traceback" not in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        if bad[0] in ("--level", "--seed"):  # the library's option names become the CLI's flags
+            assert (
+                err.endswith(f"error: {bad[0]} must be between 0 and 1\n")
+                or "--seed must be a nonnegative" in err
+            )

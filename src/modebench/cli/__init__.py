@@ -8,12 +8,24 @@ with the message on stderr (no traceback); an evaluation that did not complete e
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from modebench.cli import backends, data, evaluation, ingest, report, stats, suite, trajectory, walkthrough
-from modebench.cli._common import Handler, error_message
+from modebench.cli import (
+    backends,
+    data,
+    evaluation,
+    generate,
+    ingest,
+    report,
+    stats,
+    suite,
+    trajectory,
+    walkthrough,
+)
+from modebench.cli._common import Handler, HelpFormatter, error_message
 from modebench.evaluation import evaluate
 from modebench.validation import InputError, loads
 
@@ -28,6 +40,7 @@ _GROUPS = (
     suite,  # build, calibrate, power
     backends,  # merge
     stats,  # stats, compare
+    generate,  # generate
     ingest,  # ingest
     trajectory,  # trajectory
 )
@@ -48,18 +61,51 @@ def read_records(raw: bytes | str) -> tuple[list[Any], list[str]]:
     return records, locations
 
 
+def _version() -> str:
+    from modebench import __version__
+
+    return (
+        f"modebench {__version__} — the successor of ModeBench 0.4.0 (same verifiers and "
+        "receipts: modebench-verifiers-v1)"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="modebench", description="Grade saved model responses for correctness and mode diversity."
+        prog="modebench",
+        description="Grade saved model responses for correctness and mode diversity.",
+        formatter_class=HelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", required=True)
     for group in _GROUPS:
         group.add_commands(commands)
+    _format_all(commands)
     return parser
 
 
+def _format_all(commands: Any) -> None:
+    """Every command's help shows its options' defaults (nested groups such as ``datasets`` too)."""
+    for command in commands.choices.values():
+        command.formatter_class = HelpFormatter
+        for action in command._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _format_all(action)
+
+
 def _fail(parser: argparse.ArgumentParser, message: str) -> NoReturn:
-    parser.error(message)
+    # A runtime error is not a usage error: the message alone, in argparse's format, without the
+    # usage banner that would make it read like a typo in the command.
+    parser.exit(2, f"{parser.prog}: error: {message}\n")
+
+
+def _closed_pipe() -> int:
+    # The reader went away (``modebench datasets list | head -2``): stop quietly, as a filter
+    # should; stdout is pointed at /dev/null so the interpreter's final flush cannot complain.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -68,6 +114,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Handler = args.handler
     try:
         return handler(args, parser)
+    except BrokenPipeError:
+        return _closed_pipe()
+    except KeyboardInterrupt:
+        hint = "; rerun the same command with --resume" if args.command == "evaluate" else ""
+        sys.stderr.write(f"{parser.prog}: interrupted{hint}\n")
+        return 130
     except (ValueError, OSError) as exc:
         _fail(parser, error_message(exc))
 

@@ -28,6 +28,7 @@ FLAG_MESSAGES = {
     "registry_not_cached": "registry is not cached: {source}; run datasets fetch without --offline",
     "dataset_not_cached": "dataset is not cached: {label}; run datasets fetch without --offline",
     "positive_integer": "--{option} must be a positive integer",
+    "nonnegative_integer": "--{option} must be a nonnegative integer",
     "unit_fraction": "--{option} must be between 0 and 1",
     "discordant_range": "--discordant must be in (0, 1]",
     "delta_range": "--delta must be positive and smaller than the discordant rate (and δ² < ψ)",
@@ -45,6 +46,22 @@ def error_message(error: Exception) -> str:
             details["option"] = str(details["option"]).replace("_", "-")
         return FLAG_MESSAGES[error.code].format(**details)
     return str(error)
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Help that states each option's default, when it has a meaningful one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            "%(default)" in text
+            or default in (None, False, argparse.SUPPRESS)
+            or not action.option_strings
+            or isinstance(action, argparse._HelpAction | argparse._VersionAction)
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
 
 
 def print_json(value: Any, indent: int | None = None) -> None:

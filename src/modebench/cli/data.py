@@ -92,9 +92,9 @@ def _roots(command: argparse.ArgumentParser, *, data_root: bool = True) -> None:
 def add_commands(subparsers: Any) -> None:
     """Add ``prepare`` and ``datasets`` to the top-level subparsers (in CLI order)."""
     prepare = subparsers.add_parser("prepare", help="export frozen requests (no references) as JSONL")
-    prepare.add_argument("--config", required=True)
-    prepare.add_argument("--split", choices=SPLITS, default="eval")
-    prepare.add_argument("--output", required=True)
+    prepare.add_argument("--config", required=True, help="frozen dataset config, e.g. level1_countdown")
+    prepare.add_argument("--split", choices=SPLITS, default="eval", help="split of the config")
+    prepare.add_argument("--output", required=True, help="request JSONL to write (never overwritten)")
     _roots(prepare)
     prepare.set_defaults(handler=_prepare)
 
@@ -102,28 +102,28 @@ def add_commands(subparsers: Any) -> None:
     actions = datasets.add_subparsers(dest="action", required=True)
 
     card = actions.add_parser("card", help="print the dataset card of a configuration")
-    card.add_argument("--config", required=True)
+    card.add_argument("--config", required=True, help="dataset config, e.g. level1_countdown")
     card.add_argument("--registry", help=REGISTRY_HELP)
     card.set_defaults(handler=_card)
 
     listing = actions.add_parser("list", help="list registry splits")
-    listing.add_argument("--config")
-    listing.add_argument("--split", choices=SPLITS)
-    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--config", help="only this config")
+    listing.add_argument("--split", choices=SPLITS, help="only this split")
+    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
     listing.add_argument("--registry", help=REGISTRY_HELP)
     listing.set_defaults(handler=_list)
 
     fetch = actions.add_parser("fetch", help="download and verify a split into the cache")
-    fetch.add_argument("--config", required=True)
-    fetch.add_argument("--split", choices=SPLITS, default="eval")
+    fetch.add_argument("--config", required=True, help="dataset config to download and verify")
+    fetch.add_argument("--split", choices=SPLITS, default="eval", help="split of the config")
     _roots(fetch, data_root=False)
     fetch.set_defaults(handler=_fetch)
 
     inspect = actions.add_parser("inspect", help="show one row's prompt (and optionally its reference)")
-    inspect.add_argument("--config", required=True)
-    inspect.add_argument("--split", choices=SPLITS, default="eval")
-    inspect.add_argument("--row", type=int, default=0)
-    inspect.add_argument("--show-reference", action="store_true")
+    inspect.add_argument("--config", required=True, help="dataset config to show a row of")
+    inspect.add_argument("--split", choices=SPLITS, default="eval", help="split of the config")
+    inspect.add_argument("--row", type=int, default=0, help="zero-based row index")
+    inspect.add_argument("--show-reference", action="store_true", help="also print the reference answer")
     _roots(inspect)
     inspect.set_defaults(handler=_inspect)
 

@@ -98,23 +98,49 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def add_commands(commands: Any) -> None:
-    evaluate_cmd = commands.add_parser("evaluate", help="grade a saved-response JSONL file into a v4 receipt")
-    evaluate_cmd.add_argument("input")
-    evaluate_cmd.add_argument("--output", required=True)
-    evaluate_cmd.add_argument("--min-defined-prompts", type=int, default=30)
-    evaluate_cmd.add_argument("--run")
-    evaluate_cmd.add_argument("--config")
-    evaluate_cmd.add_argument("--split", choices=("train", "dev", "eval"), default="eval")
+    evaluate_cmd = commands.add_parser("evaluate", help="grade saved responses into a receipt")
+    evaluate_cmd.add_argument("input", help="JSONL file: one prompt per line with all its saved responses")
+    evaluate_cmd.add_argument(
+        "--output", required=True, help="where to write the receipt (never overwritten)"
+    )
+    evaluate_cmd.add_argument(
+        "--min-defined-prompts",
+        type=int,
+        default=30,
+        help="prompts with PCMD defined needed before PCMD is reportable",
+    )
+    evaluate_cmd.add_argument(
+        "--run", help="run metadata JSON (model, generation settings, prompt condition)"
+    )
+    evaluate_cmd.add_argument(
+        "--config", help="frozen dataset config (e.g. level1_countdown): references come from that split"
+    )
+    evaluate_cmd.add_argument(
+        "--split", choices=("train", "dev", "eval"), default="eval", help="split of the frozen config"
+    )
     roots = evaluate_cmd.add_mutually_exclusive_group()
-    roots.add_argument("--data-root")
-    roots.add_argument("--cache-dir")
-    evaluate_cmd.add_argument("--offline", action="store_true")
+    roots.add_argument("--data-root", help="directory holding the frozen splits (manifest.json)")
+    roots.add_argument("--cache-dir", help="verified download cache (default: $XDG_CACHE_HOME/modebench)")
+    evaluate_cmd.add_argument(
+        "--offline", action="store_true", help="never download; use only the verified cache"
+    )
     evaluate_cmd.add_argument("--registry", help="registry JSON (path or URL) instead of the packaged one")
-    evaluate_cmd.add_argument("--resume", action="store_true")
-    evaluate_cmd.add_argument("--work-dir")
-    evaluate_cmd.add_argument("--workers", type=int_value, default=1)
-    evaluate_cmd.add_argument("--progress-every", type=int, default=100)
-    evaluate_cmd.add_argument("--allow-partial", action="store_true")
+    evaluate_cmd.add_argument(
+        "--resume", action="store_true", help="continue an interrupted run from its checkpoint"
+    )
+    evaluate_cmd.add_argument("--work-dir", help="checkpoint and journal directory (default: OUTPUT.work)")
+    evaluate_cmd.add_argument(
+        "--workers",
+        type=int_value,
+        default=1,
+        help="grading worker processes (1-8 locally; Ray: up to the cluster's CPUs)",
+    )
+    evaluate_cmd.add_argument(
+        "--progress-every", type=int, default=100, help="prompts between progress events on stderr (0: none)"
+    )
+    evaluate_cmd.add_argument(
+        "--allow-partial", action="store_true", help="frozen runs: allow covering only part of the split"
+    )
     from modebench.cli import backends
 
     backends.add_evaluate_options(evaluate_cmd)

@@ -20,5 +20,5 @@ def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def add_commands(commands: Any) -> None:
     report_cmd = commands.add_parser("report", help="print the text summary of a receipt")
-    report_cmd.add_argument("receipt")
+    report_cmd.add_argument("receipt", help="receipt JSON written by evaluate")
     report_cmd.set_defaults(handler=_report)

@@ -51,15 +51,15 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def _common(command: argparse.ArgumentParser) -> None:
     command.add_argument("--k", type=_points, help="comma-separated k points (default 1,2,4,… and the draws)")
-    command.add_argument("--format", choices=FORMATS, default="text")
-    command.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    command.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    command.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    command.add_argument("--format", choices=FORMATS, default="text", help="output format of the table")
+    command.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    command.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    command.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals")
 
 
 def add_commands(commands: Any) -> None:
     stats = commands.add_parser("stats", help="curves over k with error bars for every cell of a receipt")
-    stats.add_argument("receipt")
+    stats.add_argument("receipt", help="receipt written by evaluate")
     _common(stats)
     stats.set_defaults(handler=_stats)
 

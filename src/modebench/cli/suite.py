@@ -57,29 +57,35 @@ def _build(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def add_commands(commands: Any) -> None:
     build = commands.add_parser("build", help="generate a fresh, never-published frozen release")
-    build.add_argument("--output", required=True)
-    build.add_argument("--seed", type=int, required=True)
+    build.add_argument("--output", required=True, help="release directory to create (never overwritten)")
+    build.add_argument("--seed", type=int, required=True, help="generator seed (same seed, same bytes)")
     build.add_argument("--configs", default="all", help="comma-separated level<L>_<domain> names, or all")
-    build.add_argument("--rows-eval", type=int, default=128)
-    build.add_argument("--rows-dev", type=int, default=0)
-    build.add_argument("--rows-train", type=int, default=0)
+    build.add_argument("--rows-eval", type=int, default=128, help="eval rows per config")
+    build.add_argument("--rows-dev", type=int, default=0, help="dev rows per config")
+    build.add_argument("--rows-train", type=int, default=0, help="train rows per config")
     build.set_defaults(handler=_build)
 
     calibrate = commands.add_parser(
         "calibrate", help="difficulty strata and a dev/test split from a pilot receipt"
     )
-    calibrate.add_argument("receipt")
-    calibrate.add_argument("--seed", type=int, default=0)
-    calibrate.add_argument("--dev-fraction", type=float, default=0.5)
-    calibrate.add_argument("--keep-non-discriminating", action="store_true")
+    calibrate.add_argument("receipt", help="receipt of a pilot run")
+    calibrate.add_argument("--seed", type=int, default=0, help="seed of the dev/test selection")
+    calibrate.add_argument(
+        "--dev-fraction", type=float, default=0.5, help="share of kept tasks that go to dev"
+    )
+    calibrate.add_argument(
+        "--keep-non-discriminating", action="store_true", help="keep tasks every or no draw solves"
+    )
     calibrate.add_argument("--output", help="also write the calibration JSON here (never overwritten)")
-    calibrate.add_argument("--json", action="store_true")
+    calibrate.add_argument("--json", action="store_true", help="print JSON instead of text")
     calibrate.set_defaults(handler=_calibrate)
 
     power = commands.add_parser("power", help="items needed for a paired accuracy comparison (McNemar)")
-    power.add_argument("--delta", type=float)
-    power.add_argument("--items", type=int)
-    power.add_argument("--discordant", type=float)
+    power.add_argument("--delta", type=float, help="accuracy difference to detect: prints the items needed")
+    power.add_argument("--items", type=int, help="items available: prints the minimum detectable difference")
+    power.add_argument(
+        "--discordant", type=float, help="expected share of items where the two models disagree"
+    )
     power.add_argument(
         "--from-compare", help="use the observed discordant rate of a saved `compare --format json` output"
     )
@@ -87,14 +93,14 @@ def add_commands(commands: Any) -> None:
         "--outcome",
         choices=("pass_at_draws", "first_draw_pass"),
         default="pass_at_draws",
-        help="which binary outcome's discordant rate --from-compare reads (default pass_at_draws)",
+        help="which binary outcome's discordant rate --from-compare reads",
     )
-    power.add_argument("--alpha", type=float, default=0.05)
-    power.add_argument("--power", type=float, default=0.8)
+    power.add_argument("--alpha", type=float, default=0.05, help="two-sided significance level")
+    power.add_argument("--power", type=float, default=0.8, help="probability of detecting the difference")
     power.add_argument(
         "--draws", type=int, default=1, help="draws per prompt (reported as the generation budget)"
     )
-    power.add_argument("--json", action="store_true")
+    power.add_argument("--json", action="store_true", help="print JSON instead of text")
     power.set_defaults(handler=_power)
 
 

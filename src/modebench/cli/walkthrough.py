@@ -19,5 +19,7 @@ def _walkthrough(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
 
 def add_commands(commands: Any) -> None:
     walkthrough_cmd = commands.add_parser("walkthrough", help="export the offline five-domain example")
-    walkthrough_cmd.add_argument("--directory", required=True)
+    walkthrough_cmd.add_argument(
+        "--directory", required=True, help="directory to create with responses.jsonl and run.json"
+    )
     walkthrough_cmd.set_defaults(handler=_walkthrough)

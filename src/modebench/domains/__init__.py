@@ -1,30 +1,142 @@
-"""Domain registry: an explicit tuple of the five plug-ins, loaded on first use.
+"""The one domain registry: the five built-in plug-ins and any installed third-party ones.
 
-Shared code reaches a domain only through :func:`plugin`; it never tests a domain's name.
+Shared code reaches a domain only through these functions; it never tests a domain's name.
+The built-ins (``contracts.DOMAINS``) are the certified set behind ``modebench-verifiers-v1``;
+third-party domains arrive through the ``modebench.domains`` entry-point group under
+namespaced names (``package/name``, see ``_registry``), and a run that uses one records the
+plug-in's origin in its receipt and journal (:func:`origin`).
+
+The plug-in interface (:class:`DomainPlugin` and the grading signals) is re-exported here:
+third-party domains import it from ``modebench.domains`` (``docs/writing-a-domain.md``).
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from functools import cache
 
 from modebench.contracts import DOMAINS, Domain, normalize_domain
-from modebench.domains._protocol import DomainPlugin
+from modebench.domains._protocol import (
+    CardText,
+    Correct,
+    DomainPlugin,
+    Incorrect,
+    InvalidReference,
+    Malformed,
+    PromptTemplate,
+)
+from modebench.domains._registry import discover
+
+
+def _external(name: str) -> bool:
+    # Only namespaced names can belong to a third-party plug-in; checking the separator first
+    # keeps entry points unread for every built-in lookup.
+    return "/" in name
 
 
 @cache
-def plugin(domain: Domain) -> DomainPlugin:
-    """The plug-in of a canonical domain name (import happens once, on first use)."""
-    module = importlib.import_module(f"modebench.domains.{normalize_domain(domain)}")
+def plugin(domain: Domain | str) -> DomainPlugin:
+    """The plug-in of a domain name (built-ins import on first use; aliases resolve)."""
+    name = normalize_domain(domain)
+    if _external(name):
+        return discover().plugins[name][0]
+    module = importlib.import_module(f"modebench.domains.{name}")
     found: DomainPlugin = module.PLUGIN
-    if found.name != domain:
-        raise RuntimeError(f"domain package {domain} registers {found.name}")
+    if found.name != name:
+        raise RuntimeError(f"domain package {name} registers {found.name}")
     return found
 
 
 def all_plugins() -> tuple[DomainPlugin, ...]:
-    """Every plug-in, in registry order (used to warm a worker up before it takes work)."""
+    """The built-in plug-ins, in registry order (a worker warms these up before taking work)."""
     return tuple(plugin(name) for name in DOMAINS)
 
 
-__all__ = ["all_plugins", "plugin"]
+def is_registered(name: object) -> bool:
+    """True for the exact canonical name of a built-in or of a usable installed plug-in."""
+    if not isinstance(name, str):
+        return False
+    if name in DOMAINS:
+        return True
+    return _external(name) and name in discover().plugins
+
+
+def is_certified(name: str) -> bool:
+    """True for the five built-ins that ``modebench-verifiers-v1`` certifies."""
+    return name in DOMAINS
+
+
+def names() -> tuple[str, ...]:
+    """Every usable domain name: the built-ins in registry order, then plug-ins sorted."""
+    return DOMAINS + tuple(sorted(discover().plugins))
+
+
+def origin(name: str) -> dict[str, str] | None:
+    """``{"distribution", "source_sha256", "version"}`` of a plug-in; None for a built-in."""
+    if not _external(name):
+        return None
+    return discover().plugins[name][1].as_json()
+
+
+def origins(used: Iterable[str]) -> dict[str, dict[str, str]]:
+    """The origins of the third-party domains among ``used`` (empty when only built-ins ran)."""
+    found: dict[str, dict[str, str]] = {}
+    for name in sorted(set(used)):
+        described = origin(name)
+        if described is not None:
+            found[name] = described
+    return found
+
+
+def deadline_seconds(domain: object) -> float | None:
+    """The grading budget of an exact registered name; None for aliases and unknown names."""
+    if not is_registered(domain):
+        return None
+    return plugin(str(domain)).deadline_seconds
+
+
+def canonical(domain: object) -> Domain:
+    """``contracts.normalize_domain`` for user input: an unknown name's error lists the valid ones."""
+    try:
+        return normalize_domain(domain)
+    except ValueError:
+        raise ValueError(unsupported(domain)) from None
+
+
+def unsupported(domain: object) -> str:
+    """The message for an unknown domain; names the installed plug-ins and any broken ones.
+
+    With no third-party plug-in installed it is exactly the 0.4.0 message.
+    """
+    message = f"unsupported ModeBench domain: {domain}"
+    found = discover()
+    if not found.plugins and not found.broken:
+        return message
+    extra = f" (valid domains: {', '.join(names())}"
+    for label, reason in sorted(found.broken.items()):
+        extra += f"; broken plug-in {label}: {reason}"
+    return message + extra + ")"
+
+
+__all__ = [
+    # The plug-in interface, public for third-party domains (docs/writing-a-domain.md).
+    "CardText",
+    "Correct",
+    "DomainPlugin",
+    "Incorrect",
+    "InvalidReference",
+    "Malformed",
+    "PromptTemplate",
+    # The registry.
+    "all_plugins",
+    "canonical",
+    "deadline_seconds",
+    "is_certified",
+    "is_registered",
+    "names",
+    "origin",
+    "origins",
+    "plugin",
+    "unsupported",
+]

@@ -207,11 +207,15 @@ def grade_text(number: int, found: DomainPlugin, parsed: Any, text: Any) -> dict
 
 def reply_guard(reply: dict[str, Any]) -> dict[str, Any]:
     """The reference's 256 KiB reply cap, measured on this reply as if sent alone."""
-    text = reply.get("graded_text") or ""
-    key = reply.get("canonical_key") or ""
-    # Cheap bound first: no character escapes to more than 12 bytes.
-    if 12 * (len(text) + len(key) + len(reply.get("detail") or "")) + 4096 < MAX_REPLY_BYTES:
-        return reply
+    # Measured on the reply the reference's worker writes for this result: the same members in
+    # the same order, ``json.dumps`` defaults (ASCII escapes, ``", "``/``": "``) and a newline;
+    # ``detail`` texts are the reference's own, so their lengths agree too (docs/fidelity.md).
+    if len(reply) == 5:
+        # Cheap bound first: no character escapes to more than 12 bytes.
+        text = reply.get("graded_text") or ""
+        key = reply.get("canonical_key") or ""
+        if 12 * (len(text) + len(key) + len(reply.get("detail") or "")) + 4096 < MAX_REPLY_BYTES:
+            return reply
     if len(json.dumps(reply)) + 1 > MAX_REPLY_BYTES:
         return result("worker_failure", detail="worker reply byte limit exceeded")
     return reply

@@ -14,8 +14,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modebench.contracts import Domain
-
 
 class InvalidReference(Exception):
     """The reference (task answer) breaks a domain rule. ``detail`` excludes the domain prefix."""
@@ -69,7 +67,7 @@ class PromptTemplate:
 
 @dataclass(frozen=True)
 class CardText:
-    """How dataset cards describe a domain (``datasets.md`` §8)."""
+    """How dataset cards describe a domain (``docs/datasets.md``, "Dataset cards")."""
 
     name: str  # display name, e.g. in "Level 4 MathIR is not difficulty-matched"
     task: str
@@ -83,7 +81,8 @@ class CardText:
 class DomainPlugin:
     """Everything shared machinery may know about a domain."""
 
-    name: Domain
+    #: A built-in name, or ``package/name`` for a third-party plug-in (``domains._registry``).
+    name: str
     #: Values of ``answer.verifier`` this domain accepts.
     verifiers: tuple[str, ...]
     #: Worker wall-clock budget for one grading operation.

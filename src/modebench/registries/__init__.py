@@ -1,7 +1,8 @@
 """Split registries: the packaged ModeBench 0.4.0 identities and any registry given by path or URL.
 
 A registry is ``{"schema": "modebench-portable-data-v1", "splits": [<split record>, …]}``
-(``datasets.md`` §2). The packaged one is stored compactly beside this module; its spec bytes
+(``docs/datasets.md``, "Registries and split records"). The packaged one is stored compactly
+beside this module; its published bytes
 (``json.dumps(obj, indent=2, sort_keys=True) + "\\n"``) are rendered at run time, because those
 bytes name the cache partition and become the cache ``manifest.json``.
 
@@ -21,7 +22,8 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from modebench.contracts import DOMAINS, LEVEL_ERROR, LEVELS, normalize_domain
+from modebench import domains
+from modebench.contracts import LEVEL_ERROR, LEVELS
 from modebench.validation import InputError, is_integer, loads
 
 __all__ = [
@@ -40,7 +42,7 @@ SCHEMA = "modebench-portable-data-v1"
 DATA_REVISION = "94c45d1f66d3eb181fac2225dc04d62e08568b8e"
 DATA_ORIGIN = f"https://raw.githubusercontent.com/liv-daliberti/modeBench/{DATA_REVISION}/"
 PACKAGED_NAME = "modebench-0.4.0.json"
-#: SHA-256 of the rendered packaged registry (``datasets.md`` header table); tests pin it.
+#: SHA-256 of the rendered packaged registry (the published 0.4.0 file); tests pin it.
 PACKAGED_SHA256 = "b25710ac5514f4d6f3fe566d830ccaedf60c42fb22345c04e852f735e6b71405"
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -112,9 +114,8 @@ def _check_record(record: Any) -> tuple[str, str]:
     if isinstance(level, bool) or level not in LEVELS:
         raise InputError(f"registry record {label}: {LEVEL_ERROR}")
     domain = record.get("domain")
-    if domain not in DOMAINS:
-        raise InputError(f"registry record {label}: unsupported ModeBench domain: {domain}")
-    normalize_domain(domain)
+    if not domains.is_registered(domain):  # exact names only: the alias is not a registry name
+        raise InputError(f"registry record {label}: {domains.unsupported(domain)}")
     rows = record.get("rows")
     if not is_integer(rows) or rows <= 0:
         raise InputError(f"registry record {label}: dataset rows must be a positive integer")

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from modebench.stats.ratio import Column
+from modebench.validation import OptionError
 
 __all__ = ["Bootstrap", "engine", "intervals", "quantile"]
 
@@ -35,11 +36,11 @@ class Bootstrap:
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError("bootstrap seed must be a nonnegative integer")
+            raise OptionError("nonnegative_integer", "seed must be a nonnegative integer", option="seed")
         if isinstance(self.resamples, bool) or not isinstance(self.resamples, int) or self.resamples < 1:
-            raise ValueError("bootstrap resamples must be a positive integer")
+            raise OptionError("positive_integer", "resamples must be a positive integer", option="resamples")
         if isinstance(self.level, bool) or not 0 < self.level < 1:
-            raise ValueError("confidence level must be between 0 and 1")
+            raise OptionError("unit_fraction", "level must be between 0 and 1", option="level")
 
 
 def engine() -> str:

@@ -30,7 +30,7 @@ from modebench.contracts import (
     NOT_DIFFICULTY_MATCHED,
     normalize_level,
 )
-from modebench.domains import plugin
+from modebench.domains import is_certified, plugin
 from modebench.identity import digest_json, file_sha256
 from modebench.publish import atomic_directory
 from modebench.suite.cards import datasheet
@@ -48,12 +48,14 @@ def all_configs() -> list[str]:
 
 
 def parse_config(config: str) -> tuple[int, str]:
+    # A release is certified under modebench-verifiers-v1, so it is built from the certified
+    # built-in domains only; third-party domains are graded but never frozen into a release.
     prefix, _, domain = config.partition("_")
     try:
         level = normalize_level(prefix) if prefix.startswith("level") else None
     except ValueError:
         level = None
-    if level is None or domain not in DOMAINS:
+    if level is None or not is_certified(domain):
         raise InputError(f"unknown configuration: {config}; expected level<1-5>_<domain>")
     return level, domain
 
@@ -73,7 +75,15 @@ def generate_rows(config: str, seed: int, counts: dict[str, int]) -> dict[str, l
         while len(rows) < counts.get(split, 0):
             attempts += 1
             if attempts > MAX_ATTEMPTS_PER_ROW * max(1, counts[split]):
-                raise InputError(f"{config}: could not draw {counts[split]} distinct {split} rows")
+                # The generator's instance space is finite: say how far it got, so the user can
+                # ask for what fits (splits are disjoint, so the capacity is shared by all three).
+                asked = sum(counts.get(name, 0) for name in SPLITS)
+                raise InputError(
+                    f"{config}: could not draw {counts[split]} distinct {split} rows: the generator "
+                    f"gave only {len(seen)} distinct problems for this cell ({len(rows)} of them for "
+                    f"{split}) in {attempts} draws, so about {len(seen)} rows fit across all splits, "
+                    f"and {asked} were asked for"
+                )
             row = generate(level, rng)
             if row["problem"] in seen:
                 continue

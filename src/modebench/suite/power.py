@@ -109,7 +109,9 @@ def render(result: dict[str, Any]) -> str:
     """One line: the detectable difference of a fixed item count, or the items a difference needs."""
     if "detectable_delta" in result:
         return f"minimum detectable difference with {result['items']} items: {result['detectable_delta']:.4f}"
+    draws = result["draws_per_prompt"]
+    if draws == 1:
+        return f"items needed: {result['items']} items"
     return (
-        f"items needed: {result['items']} ({result['responses']} responses at "
-        f"{result['draws_per_prompt']} draws per prompt)"
+        f"items needed: {result['items']} items ({result['responses']} responses at {draws} draws per item)"
     )

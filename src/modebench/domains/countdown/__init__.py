@@ -1,4 +1,7 @@
-"""Countdown: combine every given number once with + - * / and parentheses to hit the target."""
+"""Countdown: combine every given number once with + - * / and parentheses to hit the target.
+
+The scoring contract is described in ``docs/scoring/countdown.md``.
+"""
 
 from __future__ import annotations
 

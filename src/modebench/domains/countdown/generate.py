@@ -1,4 +1,4 @@
-"""Countdown task generator (spec §7.1, §8): one row with the release's row schema per call.
+"""Countdown task generator: one row with the release's row schema per call.
 
 Level 1 follows the documented ``ops/make_exact_countdown_mode_data.py`` rules: distinct operands
 from ``2..12``, targets that are positive, not an operand, at most ``12 × 3``, with 4–32 modes,
@@ -126,7 +126,7 @@ def generate(level: int, rng: random.Random) -> dict[str, Any]:
     }
     return {
         "problem": PROBLEM.format(numbers=list(numbers), target=target),
-        # The original generator used default separators here (spec §8.2).
+        # The original generator used default separators here.
         "answer": json.dumps(answer, sort_keys=True),
         "modebench_task": "countdown",
         "answer_mode_count": count,

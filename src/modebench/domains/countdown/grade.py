@@ -1,4 +1,4 @@
-"""Countdown grading: surface → sides → first verifying side (spec §2.1 steps 6–7, §4)."""
+"""Countdown grading: surface → sides → first verifying side."""
 
 from __future__ import annotations
 

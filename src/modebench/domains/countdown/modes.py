@@ -1,4 +1,4 @@
-"""Exact mode enumeration (spec §8.1): every ordering, tree shape and ``+ - * /`` assignment.
+"""Exact mode enumeration: every ordering, tree shape and ``+ - * /`` assignment.
 
 Built bottom-up over subsets of operand positions: the expressions over a subset are all
 combinations of the expressions over an ordered split of it into two non-empty parts. Trees with

@@ -1,4 +1,4 @@
-"""Candidate extraction and normalisation into ``=``-separated sides (spec §3, §4.1–4.2).
+"""Candidate extraction and normalisation into ``=``-separated sides.
 
 Extraction is the shared front end (``_surface``); what follows is Countdown's own rewriting:
 operator aliases, a narrower prefix strip, and the split on ``=``.
@@ -12,7 +12,7 @@ from modebench.domains._surface import answer_prefix, has_box, last_boxed, scree
 
 UNBOXED_CAP = 160
 _UNBOXED_PREFIX = answer_prefix("answer|expression|coloring|program")
-# §4.1 step 3: no ``the``/``final`` here, so ``\boxed{The answer is …}`` keeps its words.
+# The prefix of the notation step: no ``the``/``final`` here, so ``\boxed{The answer is …}`` keeps its words.
 _EXPRESSION_PREFIX = re.compile(r"^\s*(?:expression|answer)\s*(?:is|=|:)\s*", re.IGNORECASE)
 # Plain substring replacements, applied in exactly this order.
 _ALIASES = (("\\times", "*"), ("\\cdot", "*"), ("\\div", "/"), ("\u00f7", "/"), ("\u00d7", "*"), ("^", "**"))

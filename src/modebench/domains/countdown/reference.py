@@ -1,7 +1,7 @@
-"""Countdown reference validation (spec §1.1 step 8) into an immutable parsed reference.
+"""Countdown reference validation into an immutable parsed reference.
 
 The shared pipeline has already decoded the answer object and checked ``answer.verifier``; this
-module applies only the Countdown-specific rules, in the spec's order, first failure wins.
+module applies only the Countdown-specific rules, in the contract's order, first failure wins.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 A response names the colours of the hidden vertices (or of all vertices); its mode key is the
 complete colouring ``graph_coloring:<c1..cn>``.
+
+The scoring contract is described in ``docs/scoring/graph_coloring.md``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Deterministic graph-coloring task generator (spec section 8), one eval-style row per call.
+"""Deterministic graph-coloring task generator, one eval-style row per call.
 
 Construction (the documented Level-1 "exact answer mode" recipe, with each level's vertex and
-hidden-vertex ranges from spec 8.2): draw n; draw an edge count uniformly from max(1, n-2) to
+hidden-vertex ranges of the released levels): draw n; draw an edge count uniformly from max(1, n-2) to
 min(8, n(n-1)/2) and that many distinct pairs, stored sorted as [u, v] with u < v; skip graphs
 with fewer than 4 proper 3-colourings; plant a uniformly chosen proper colouring; up to 128 times
 hide a random vertex set and keep the first whose completion count lies in [4, 24].
@@ -65,7 +65,7 @@ PROBLEM = (
 
 
 def render_problem(answer: dict[str, Any]) -> str:
-    """The spec 7.1 problem text for an answer object (edges in stored order, ``?`` for hidden)."""
+    """The released problem text for an answer object (edges in stored order, ``?`` for hidden)."""
     edges = ", ".join(f"({u},{v})" for u, v in answer["edges"]) or "none"
     partial = answer.get("partial_colors") or []
     shown = "".join("?" if c is None else str(c) for c in partial)

@@ -1,4 +1,4 @@
-"""Graph-coloring grading: candidate extraction (spec 3), colouring grammar (4), checks (5), key (6).
+"""Graph-coloring grading: candidate extraction, colouring grammar, checks, key.
 
 The grammar is deliberately digit-count based: only the ASCII digits 1, 2, 3 in the candidate
 matter, and their count alone decides between the full form (n digits), the fill form (one digit

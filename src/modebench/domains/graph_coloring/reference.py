@@ -1,4 +1,4 @@
-"""Graph-coloring reference validation (spec section 1.1, step 8) into an immutable ``GraphRef``.
+"""Graph-coloring reference validation into an immutable ``GraphRef``.
 
 The parsed reference is cached and shared between gradings, so it holds only tuples and
 precomputes everything grading needs (hidden positions, fixed colours, 0-based edges).
@@ -35,12 +35,12 @@ class GraphRef:
 
 
 def _is_int(value: Any) -> bool:
-    # JSON booleans decode to bool, a subclass of int; the spec rejects them everywhere.
+    # JSON booleans decode to bool, a subclass of int; the contract rejects them everywhere.
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def validate_reference(level: int, answer: dict[str, Any]) -> GraphRef:
-    """Check the domain fields in the spec's order; raise ``InvalidReference`` on the first failure."""
+    """Check the domain fields in the contract's order; raise ``InvalidReference`` on the first failure."""
     n = answer.get("n")
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise InvalidReference("answer.n must be a positive integer")

@@ -4,6 +4,8 @@ Each command is applied symbolically to both sides of a linear equation and norm
 ``sympy.cancel``; the canonical key is the printed sequence of symbolic states. See
 ``reference`` (answer validation), ``parse`` (surface and grammars), ``expr`` (expression
 language), ``algebra`` (SymPy layer and printer) and ``check`` (execution and key).
+
+The scoring contract is described in ``docs/scoring/mathir.md``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Symbolic side of MathIR: SymPy conversion, ``cancel`` normalisation, the key printer, target.
 
 The state is kept as SymPy expressions: converting a ``cancel`` result to the reference's
-normalised tree and rebuilding it gives back the identical SymPy object (spec §3.4 d), so only
+normalised tree and rebuilding it gives back the identical SymPy object, so only
 the *representability* check of the tree conversion is needed, and the printer doubles as that
 check. All caches here are keyed by immutable values (raw trees, SymPy expressions), so they are
 shared between every reference of a family (keys are symbolic; bindings never enter the state).
@@ -60,7 +60,7 @@ def _gather(expr: Expr, kind: type, out: list[str]) -> None:
 
 @lru_cache(maxsize=32768)
 def show(expr: Expr) -> str:
-    """The canonical printer of §4.1; raises Unsupported for anything outside the tree kinds."""
+    """The canonical printer (flattened, text-sorted ``add``/``mul``, ``inv``, ``rat``); raises Unsupported for anything outside the tree kinds."""
     if expr.is_Symbol:
         return str(expr.name)
     if expr.is_Integer:
@@ -75,7 +75,7 @@ def show(expr: Expr) -> str:
         return ("add(" if expr.is_Add else "mul(") + ",".join(parts) + ")"
     if expr.is_Pow and expr.exp == -1:
         return "inv(" + show(expr.base) + ")"
-    raise Unsupported(f"unsupported term {expr}")
+    raise Unsupported(expr)
 
 
 def normalise(expr: Expr) -> tuple[Expr, str] | None:
@@ -87,18 +87,32 @@ def normalise(expr: Expr) -> tuple[Expr, str] | None:
         return None
 
 
+def _combine(side: Expr, op: str, arg: Expr) -> Expr:
+    if op == "add":
+        return side + arg
+    if op == "sub":
+        return side - arg
+    if op == "mul":
+        return side * arg
+    return side / arg
+
+
 @lru_cache(maxsize=32768)
 def apply(side: Expr, op: str, arg: Expr) -> tuple[Expr, str] | None:
     """One side after ``cancel(side op arg)``, with its printed form; None if unrepresentable."""
-    if op == "add":
-        combined = side + arg
-    elif op == "sub":
-        combined = side - arg
-    elif op == "mul":
-        combined = side * arg
-    else:
-        combined = side / arg
-    return normalise(combined)
+    return normalise(_combine(side, op, arg))
+
+
+def unrepresentable_term(side: Expr, op: str, arg: Expr) -> str:
+    """For a step ``apply`` rejects: the first term (in printing order) outside the tree kinds.
+
+    The reference names that term in its diagnostic; the printer meets terms in the same order.
+    """
+    try:
+        show(cancel(_combine(side, op, arg)))
+    except Unsupported as exc:
+        return repr(exc.args[0])
+    raise ValueError("the step is representable")
 
 
 # A fixed generic point (distinct odd fractions) for the numeric isolation probe.
@@ -165,13 +179,13 @@ def value(expr: Expr, bindings: dict[str, Fraction]) -> Fraction:
     if expr.is_Pow and expr.exp == -1:
         base = value(expr.base, bindings)
         if base == 0:
-            raise EvalError("reciprocal of zero")
+            raise EvalError("division by zero")
         return 1 / base
     raise EvalError(f"cannot evaluate {expr}")
 
 
 def target(lhs: Expr, rhs: Expr, bindings: dict[str, Fraction]) -> Fraction:
-    """The true solution, by exactly the reference's SymPy procedure (§3.5), quirks included.
+    """The true solution, by exactly the reference's SymPy procedure, quirks included.
 
     Substituting a zero binding into a denominator yields ``zoo`` terms that SymPy still turns
     into a "solution"; that is the reference's behaviour and is kept on purpose (vector v87).
@@ -200,6 +214,7 @@ def target(lhs: Expr, rhs: Expr, bindings: dict[str, Fraction]) -> Fraction:
 __all__ = [
     "NoTarget",
     "Unsupported",
+    "unrepresentable_term",
     "X",
     "apply",
     "probe_isolates",

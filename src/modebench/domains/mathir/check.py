@@ -1,4 +1,4 @@
-"""Execution of a parsed program (spec §3.4) and the canonical key (§4.2); grade entry point.
+"""Execution of a parsed program and the canonical key; grade entry point.
 
 Every execution failure is ``incorrect``. A program's outcome depends only on the reference and
 the program value, so outcomes are memoised in ``ParsedRef.memo`` (bounded); the symbolic
@@ -13,7 +13,7 @@ from typing import Any
 from sympy import Expr
 
 from modebench.domains._protocol import Correct, Incorrect, Malformed
-from modebench.domains.mathir.algebra import X, apply, probe_isolates
+from modebench.domains.mathir.algebra import X, apply, probe_isolates, unrepresentable_term
 from modebench.domains.mathir.algebra import value as side_value
 from modebench.domains.mathir.expr import EvalError
 from modebench.domains.mathir.parse import ProgramError, candidate, parse_free_program, parse_menu_program
@@ -25,20 +25,20 @@ class _Fail(Exception):
 
 
 def terminal_error(ref: ParsedRef, lhs: Expr, rhs: Expr) -> str | None:
-    """Checks (f)-(h) of §3.4 on a final state: why it is not an accepted end state, or None."""
+    """The end-state checks (isolated ``x``, no ``x`` on the answer side, the right value): why it is not an accepted end state, or None."""
     if lhs == X:
         answer = rhs
     elif rhs == X:
         answer = lhs
     else:
-        return "x is not isolated"
+        return "program does not finish with x isolated"
     if X in answer.free_symbols:
-        return "answer side contains x"
+        return "final expression still contains x"
     try:
         found = side_value(answer, ref.bindings)  # type: ignore[arg-type]
     except EvalError as exc:
         return str(exc)
-    return None if found == ref.target else "wrong solution"
+    return None if found == ref.target else "executed program has the wrong solution"
 
 
 def trajectory(ref: ParsedRef, commands: Sequence[Command]) -> list[str]:
@@ -52,10 +52,12 @@ def trajectory(ref: ParsedRef, commands: Sequence[Command]) -> list[str]:
         new_lhs = apply(lhs, step.op, step.arg_expr)
         new_rhs = apply(rhs, step.op, step.arg_expr)
         if new_lhs is None or new_rhs is None:
-            raise _Fail("normalised state is not representable (power other than -1)")
+            side = lhs if new_lhs is None else rhs
+            term = unrepresentable_term(side, step.op, step.arg_expr)
+            raise _Fail(f"normalizer produced unsupported expression {term}")
         key = f"eq({new_lhs[1]},{new_rhs[1]})"
         if key in visited:
-            raise _Fail("repeated state")
+            raise _Fail("program revisits a previous equation state")
         visited.add(key)
         keys.append(key)
         lhs, rhs = new_lhs[0], new_rhs[0]
@@ -88,7 +90,7 @@ def grade(level: int, ref: ParsedRef, text: str) -> Correct:
     """Extraction → grammar (malformed) → execution (incorrect) → canonical key."""
     found = candidate(text)
     if found is None:
-        raise Malformed("no MathIR program candidate")
+        raise Malformed("invalid response surface")
     try:
         if ref.menu:
             ids = parse_menu_program(found, ref.action_ids, ref.max_steps)
@@ -104,7 +106,7 @@ def grade(level: int, ref: ParsedRef, text: str) -> Correct:
 
 
 def support(ref: ParsedRef) -> dict[str, tuple[str, ...]]:
-    """Every admitted canonical key of a menu reference with one witness ID sequence (§6.4).
+    """Every admitted canonical key of a menu reference with one witness ID sequence.
 
     Depth-first over action IDs in menu order with a per-path visited set seeded with the
     initial state; failing transitions and repeated states are skipped; terminal states are

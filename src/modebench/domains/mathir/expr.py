@@ -41,9 +41,11 @@ def strip_ws(text: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     compact = strip_ws(text)
+    if not compact:
+        raise ExprError("empty MathIR text")
     # A full match of the token alphabet guarantees that findall's maximal munch covers everything.
-    if not compact or _TOKENS_WHOLE.fullmatch(compact) is None:
-        raise ExprError("expression has characters outside the token alphabet")
+    if _TOKENS_WHOLE.fullmatch(compact) is None:
+        raise ExprError("unsupported MathIR character or numeric literal")
     return _TOKEN.findall(compact)
 
 
@@ -70,14 +72,14 @@ class _Parser:
 
     def parse(self, depth: int) -> Tree:
         if depth > MAX_DEPTH:
-            raise ExprError("expression nesting too deep")
+            raise ExprError("expression nesting is too deep")
         token = self._take()
         if not (token[0].isascii() and token[0].isalpha()):
-            raise ExprError(f"unexpected token {token!r}")
+            raise ExprError("expected a symbol or operator")
         self.nodes += 1
         if self._peek() == "(":
             if token not in OPERATORS:
-                raise ExprError(f"unknown operator {token!r}")
+                raise ExprError(f"unsupported operator {token!r}")
             self.pos += 1
             first = self.parse(depth + 1)
             if token == "neg":
@@ -97,9 +99,9 @@ def parse_expr(text: str, symbols: frozenset[str], node_limit: int) -> Tree:
     parser = _Parser(tokenize(text), symbols)
     tree = parser.parse(0)
     if parser.pos != len(parser.tokens):
-        raise ExprError("trailing tokens after expression")
+        raise ExprError("trailing expression tokens")
     if parser.nodes > node_limit:
-        raise ExprError(f"expression has more than {node_limit} nodes")
+        raise ExprError("expression is too large")
     return tree
 
 
@@ -155,18 +157,18 @@ def legality_error(op: str, arg: Tree, bindings: dict[str, Fraction]) -> str | N
     """
     for divisor in divisors(arg):
         if "x" in symbols_of(divisor):
-            return "x in a divisor"
+            return "x-dependent denominators are not supported"
         try:
             if evaluate(divisor, bindings) == 0:
-                return "divisor evaluates to zero"
+                return "division by zero in command expression"
         except EvalError:
-            return "divisor cannot be evaluated"
+            return "division by zero"
     if op in ("mul", "div"):
         if "x" in symbols_of(arg):
-            return f"{op} argument contains x"
+            return "multiplication and division by x are not reversible"
         try:
             if evaluate(arg, bindings) == 0:
-                return f"{op} argument evaluates to zero"
+                return "multiplication and division require a nonzero argument"
         except EvalError:
-            return f"{op} argument cannot be evaluated"
+            return "division by zero"
     return None

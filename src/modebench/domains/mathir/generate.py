@@ -1,10 +1,10 @@
-"""Deterministic MathIR task generator (spec §6): one menu row per call, all randomness from ``rng``.
+"""Deterministic MathIR task generator: one menu row per call, all randomness from ``rng``.
 
-A row is a family template (§6.2) with sampled integer bindings (§6.3 ranges and guards) and the
+A row is a family template with sampled integer bindings and the
 template commands shuffled onto IDs A–F. The mode count and key digest come from exhaustive
 enumeration with this package's own verifier (:func:`check.support`); a sample whose support is
 not the family's certified 5-key support is rejected and redrawn from the same ``rng``.
-Construction details the spec marks as not public (level-2 selection, level-3 preset mix,
+Construction details of the release that were never published (level-2 selection, level-3 preset mix,
 level-3/4/5 metadata column values) are approximated and documented in ``LEVELS``.
 """
 
@@ -39,7 +39,7 @@ class Family:
     lhs: str
     rhs: str
     commands: tuple[str, ...]
-    digest: str  # §6.2 certified support digest (identical for every row of the family)
+    digest: str  # certified support digest (identical for every row of the family)
 
 
 def _fam(name: str, display: str, lhs: str, rhs: str, commands: str, digest: str) -> Family:
@@ -147,7 +147,7 @@ def _nonzero(rng: random.Random, bound: int) -> int:
 
 
 def _linear(family: str, rng: random.Random) -> dict[str, int]:
-    """Level-1 laws (§6.3): integer solution s (x = a·s for the x/a family)."""
+    """Level-1 laws: integer solution s (x = a·s for the x/a family)."""
     s, a, b = _nonzero(rng, 9), _nonzero(rng, 9), rng.randint(-12, 12)
     if family == "ax_plus_b_eq_c":
         return {"a": a, "b": b, "c": a * s + b}
@@ -215,7 +215,7 @@ def _level1(rng: random.Random) -> Sample:
 
 
 def _level2(rng: random.Random) -> Sample:
-    # Approximation: the exact-support-cell preference of the release is not public (§6.3).
+    # Approximation: the exact-support-cell preference of the release is not public.
     family = rng.choice(("ax_plus_b_eq_dx_plus_c", "ax_plus_b_eq_c_minus_dx"))
     return family, _linear(family, rng), {}, "synthetic_mathir_action_menu_v1"
 
@@ -284,7 +284,7 @@ LEVELS: dict[int, Callable[[random.Random], Sample]] = {
 
 
 def key_digest(keys: list[str]) -> str:
-    """§1.2: SHA-256 of the de-duplicated sorted keys joined by LF, no trailing newline."""
+    """``valid_mode_key_sha256``: SHA-256 of the de-duplicated sorted keys joined by LF, no trailing newline."""
     return hashlib.sha256("\n".join(sorted(set(keys))).encode("utf-8")).hexdigest()
 
 

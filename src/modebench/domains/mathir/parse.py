@@ -1,4 +1,4 @@
-"""Response surface and program grammars (spec §2.3, §3.2, §3.3).
+"""Response surface and program grammars.
 
 MathIR has its own surface rules: the last ``\\boxed{…}`` is used verbatim when ``\\boxed`` occurs
 anywhere (no fallback to the raw text), otherwise the stripped response, optionally unwrapped from
@@ -41,26 +41,45 @@ def candidate(text: str) -> str | None:
     return body or None
 
 
-def split_steps(program: str, max_steps: int) -> list[str]:
+# The reference's diagnostics, word for word: a result's ``detail`` travels in the worker reply,
+# so its length decides where a long response crosses the reply cap (docs/fidelity.md).
+_STEP_ERRORS = {
+    False: (
+        "program is empty or too long",
+        "empty program command",
+        "program has an invalid number of commands",
+    ),
+    True: (
+        "action program is empty or too long",
+        "empty action",
+        "action program has an invalid number of steps",
+    ),
+}
+
+
+def split_steps(program: str, max_steps: int, menu: bool = False) -> list[str]:
     """Whitespace removal, the one-trailing-``;`` rule and the step-count bound."""
+    too_long, empty, count = _STEP_ERRORS[menu]
     compact = strip_ws(program)
     if not compact or len(compact) > PROGRAM_CAP:
-        raise ProgramError("program is empty or longer than 160 characters")
+        raise ProgramError(too_long)
     if compact.endswith(";"):
         compact = compact[:-1]
     if not compact or compact.startswith(";") or ";;" in compact:
-        raise ProgramError("empty step")
+        raise ProgramError(empty)
     steps = compact.split(";")
     if not 1 <= len(steps) <= max_steps:
-        raise ProgramError(f"program must have 1..{max_steps} steps")
+        raise ProgramError(count)
     return steps
 
 
 def parse_command(step: str, symbols: frozenset[str]) -> tuple[str, Tree]:
     """``NAME(ARG)`` with NAME a command (``neg`` is only an expression operator)."""
     match = _COMMAND.fullmatch(step)
-    if match is None or match.group(1) not in COMMANDS:
-        raise ProgramError(f"unknown command {step!r}")
+    if match is None:
+        raise ProgramError("commands must use op(expression) syntax")
+    if match.group(1) not in COMMANDS:
+        raise ProgramError(f"unsupported command {match.group(1)!r}")
     try:
         arg = parse_expr(match.group(2), symbols, MODEL_NODE_LIMIT)
     except ExprError as exc:
@@ -75,8 +94,8 @@ def parse_free_program(program: str, symbols: frozenset[str], max_steps: int) ->
 
 def parse_menu_program(program: str, menu: frozenset[str], max_steps: int) -> tuple[str, ...]:
     """A ``linear-menu-v1`` program: 1..max_steps IDs, each one ASCII letter A–H in the menu."""
-    steps = split_steps(program, max_steps)
+    steps = split_steps(program, max_steps, menu=True)
     for step in steps:
         if step not in MENU_IDS or step not in menu:
-            raise ProgramError(f"unknown action ID {step!r}")
+            raise ProgramError("unknown action ID")
     return tuple(steps)

@@ -1,4 +1,4 @@
-"""MathIR reference validation (spec §1) → an immutable :class:`ParsedRef`.
+"""MathIR reference validation → an immutable :class:`ParsedRef`.
 
 Everything that depends only on the reference is computed here once: the normalised initial
 state and its key-string, the exact target, and for menus every action's parsed command, SymPy
@@ -137,7 +137,7 @@ def _actions(raw: Any, symbols: frozenset[str], bindings: Mapping[str, Fraction]
 
 
 def validate_reference(level: int, answer: dict[str, Any]) -> ParsedRef:
-    """Domain rules of a MathIR answer object, in spec order (§1.1)."""
+    """Domain rules of a MathIR answer object, in the contract's order."""
     verifier = answer.get("verifier")
     version = VERSIONS.get(verifier) if isinstance(verifier, str) else None
     if version is None:

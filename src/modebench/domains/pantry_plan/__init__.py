@@ -2,6 +2,8 @@
 
 Level 1 grades a raw six-bit support mask and projects it onto the first feasible lattice point;
 Levels 2–5 grade an ``id=grams`` allocation. The mode is the set of ingredient ids used.
+
+The scoring contract is described in ``docs/scoring/pantry_plan.md``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Feasibility of an allocation (spec §6.2), the canonical key (§8) and the Level 1 projection (§5.3).
+"""Feasibility of an allocation, the canonical key and the Level 1 projection.
 
 The same target test serves the Levels 2–5 check, the Level 1 projection and the generator's
 exhaustive mode enumeration, so all three agree by construction.
@@ -49,7 +49,7 @@ def meets_targets(ref: PantryRef, rows: Sequence[Row], grams: Sequence[int]) -> 
 
 
 def is_feasible(ref: PantryRef, allocation: Allocation) -> bool:
-    """Spec §6.2 in order: count, then per pair (id, forbidden tag, lattice), then targets."""
+    """The feasibility checks in order: count, then per pair (id, forbidden tag, lattice), then targets."""
     if not ref.min_count <= len(allocation) <= ref.max_count:
         return False
     rows = []
@@ -72,9 +72,9 @@ def grade_allocation(ref: PantryRef, allocation: Allocation) -> Correct:
 
 
 def first_feasible_point(ref: PantryRef, rows: Sequence[Row]) -> tuple[int, ...] | None:
-    """First lattice point (first id slowest, each coordinate ascending) passing §6.2, or None.
+    """First lattice point (first id slowest, each coordinate ascending) passing the feasibility checks, or None.
 
-    Deliberately exhaustive and unpruned (spec §5.3): a support with a forbidden row or a huge
+    Deliberately exhaustive and unpruned: a support with a forbidden row or a huge
     lattice is still scanned point by point, so such cases take as long as in the reference
     (typically running into the worker deadline) instead of becoming ``incorrect`` early.
     """

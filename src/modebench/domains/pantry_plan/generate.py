@@ -1,12 +1,12 @@
-"""Deterministic PantryPlan task generator (spec §11), one row per call.
+"""Deterministic PantryPlan task generator, one row per call.
 
-Level 1 follows the published row recipe of §11.3 (family, six sorted ids, availability
+Level 1 follows the published row recipe (family, six sorted ids, availability
 {100, 125, 150} g on a 25 g step from 50 g, optional forbidden allergen tag, a random seed
 allocation whose totals set the target windows, accept 8–64 certified supports). Mode counts and
 the certified support hash come from exhaustive enumeration with this verifier (``modes``).
 
 Known differences from the frozen release (reported, not hidden):
-* Ingredient values come from ``ingredients.json`` (transcribed from the spec; its own table hash
+* Ingredient values come from ``ingredients.json`` (transcribed from the 0.4.0 ingredient table; its own table hash
   is written as ``source_ingredient_table_sha256``). ``baby_spinach``, ``broccoli`` and
   ``peanut_butter`` have no published values, so the family pools exclude them.
 * Levels 2–5 were selected or calibrated by unpublished procedures. Here: Level 2 uses the
@@ -159,7 +159,7 @@ def bound(value: Decimal) -> str:
 
 
 def render_problem(answer: Mapping[str, Any]) -> str:
-    """The §11.2 problem text (values printed exactly as stored)."""
+    """The released problem text (values printed exactly as stored)."""
     lines = [
         f"Create one feasible {answer['family'].replace('_', ' ')} from this frozen pantry.",
         "Nutrition values are per 100 g. Quantities are exact integer grams.",

@@ -1,4 +1,4 @@
-"""Exact enumeration of PantryPlan modes (spec §11.1) and the certified support hash (§4.4).
+"""Exact enumeration of PantryPlan modes and the certified support hash.
 
 A mode is a support (set of ids) of allowed size, free of forbidden rows, with at least one lattice
 point passing the verifier's own feasibility test. Enumeration visits every combination of rows

@@ -1,4 +1,4 @@
-"""Levels 2–5 response surface (spec §5.1/§5.2) and the allocation grammar (spec §6.1).
+"""Levels 2–5 response surface and the allocation grammar.
 
 Every failure here is ``malformed``: the text cannot be read as an allocation.
 """
@@ -40,11 +40,13 @@ def parse_allocation(text: str) -> Allocation:
         raise Malformed("candidate is empty or too long")
     if s.startswith("{") and s.endswith("}"):
         s = s[1:-1].strip()
+    pieces = [raw.strip() for raw in _SEPARATORS.split(s)]
+    # Every piece is checked for emptiness before any is parsed, as the reference does: which
+    # diagnostic wins matters, since its length counts against the worker reply cap.
+    if not all(pieces):
+        raise Malformed("candidate contains an empty allocation")
     pairs: dict[str, int] = {}
-    for raw in _SEPARATORS.split(s):
-        piece = raw.strip()
-        if not piece:
-            raise Malformed("candidate contains an empty allocation")
+    for piece in pieces:
         match = _PIECE.fullmatch(piece)
         if match is None:
             raise Malformed(f"invalid allocation {piece!r}")

@@ -1,6 +1,6 @@
 """PantryPlan reference (``answer``) validation → an immutable, precomputed :class:`PantryRef`.
 
-Rules and their order follow spec §4. Everything that depends only on the reference is computed
+Rules and their order follow the 0.4.0 contract (``docs/scoring/pantry_plan.md``). Everything that depends only on the reference is computed
 here once (row lookup by id, forbidden flags, per-target attribute values and, for small
 lattices, every per-row nutrient contribution), because the parsed reference is cached and
 shared by every response graded against it.
@@ -201,7 +201,7 @@ def _targets(value: Any, rows: list[_RawRow]) -> dict[str, tuple[Decimal | None,
 
 
 def validate_reference(level: int, answer: dict[str, Any]) -> PantryRef:
-    """Check a decoded ``answer`` object (spec §4.1–§4.3, in order) and precompute grading data."""
+    """Check a decoded ``answer`` object and precompute grading data."""
     if answer.get("verifier") != VERIFIER:
         raise InvalidReference("verifier must be pantry_plan")
     if answer.get("pantry_version") != VERSION:

@@ -1,8 +1,10 @@
 """The ``python_factors`` domain: return a proper divisor of each case with a restricted lambda.
 
-Pipeline (spec §3 step 4): surface extraction (:mod:`.surface`) → restricted-language parse
+Pipeline: surface extraction (:mod:`.surface`) → restricted-language parse
 (:mod:`.language`) → execution and key (:mod:`.check`); :mod:`.generate` builds task rows.
 ``graded_text`` is always the raw response, so no override is passed.
+
+The scoring contract is described in ``docs/scoring/python_factors.md``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Execution of a validated candidate against the cases (spec §7) and the mode key (spec §8)."""
+"""Execution of a validated candidate against the cases and the mode key."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def run_cases(function: Callable[[int], Any], cases: tuple[int, ...]) -> list[in
     """Call ``function`` once per case in reference order; the first failure is ``Incorrect``.
 
     Only ``ArithmeticError`` (in practice ``//0`` or ``%0``) is a wrong answer. Anything else
-    (e.g. ``TypeError`` from arithmetic on a nested lambda) is not caught here: the spec makes it
+    (e.g. ``TypeError`` from arithmetic on a nested lambda) is not caught here: the contract makes it
     an evaluator failure, converted by the shared worker guard.
     """
     outputs: list[int] = []

@@ -1,4 +1,4 @@
-"""Task generator (spec §11): one python_factors row with the release's row schema per call.
+"""Task generator: one python_factors row with the release's row schema per call.
 
 Level 1 follows the published ``ops/make_python_factor_mode_data.py`` rules for a single row:
 4 distinct values drawn with ``rng.sample`` from 6…96 restricted to values with at least two
@@ -12,7 +12,7 @@ squares allowed at Level 4, and the same ≥ 16-mode floor. The ``level3_*`` / `
 describe THIS generator (label ``GENERATOR``), not the original construction metadata; frozen
 rows must be loaded, never regenerated.
 
-The certificate (§4.4) runs the smallest- and largest-divisor seed programs through this domain's
+The certificate runs the smallest- and largest-divisor seed programs through this domain's
 own grader, so ``certified_mode_key_sha256`` is exactly what the verifier produces.
 """
 
@@ -68,7 +68,7 @@ def _candidates(level: int) -> tuple[int, ...]:
 
 
 def seed_programs(cases: tuple[int, ...]) -> tuple[str, str]:
-    """The smallest- and largest-divisor dispatch lambdas of §4.4 (the fixtures' witness form)."""
+    """The smallest- and largest-divisor dispatch lambdas of the certificate (the fixtures' witness form)."""
 
     def dispatch(outputs: list[int]) -> str:
         arms = "".join(f"{d} if n=={v} else " for v, d in zip(cases[:-1], outputs[:-1]))

@@ -1,6 +1,6 @@
-"""The restricted lambda language (spec §6): CPython parse, shape, node cap, whitelist.
+"""The restricted lambda language: CPython parse, shape, node cap, whitelist.
 
-Parsing uses CPython's own parser (``ast.parse(..., mode="eval")``) because the spec's tokenizer
+Parsing uses CPython's own parser (``ast.parse(..., mode="eval")``) because the contract's tokenizer
 corner cases (comments, NFKC identifiers, line joins) are defined by it. The checks are purely
 static: a forbidden construct anywhere in the tree is ``Malformed`` even in a branch that never
 runs. Only a tree that passed every check is ever handed to :func:`compile_lambda`.
@@ -19,7 +19,7 @@ CANDIDATE_CAP = 240
 NODE_CAP = 64
 LITERAL_BOUND = 10000
 
-#: The complete node whitelist of spec §6.2 (exact classes: CPython's parser builds no subclasses).
+#: The complete node whitelist (exact classes: CPython's parser builds no subclasses).
 ALLOWED: frozenset[type[ast.AST]] = frozenset(
     {
         ast.Expression, ast.Lambda, ast.arguments, ast.arg,
@@ -130,7 +130,7 @@ def compile_lambda(tree: ast.Expression) -> Callable[[int], Any]:
     Safe by construction: the whitelist admits no calls, attributes, subscripts, containers or
     names other than ``n``, so evaluating the tree can only build a lambda over integer arithmetic;
     the empty builtins mapping mirrors the reference. Compile errors the parser does not report
-    (a nested ``lambda n, n: ...`` has duplicate parameters) propagate: the spec treats only
+    (a nested ``lambda n, n: ...`` has duplicate parameters) propagate: the contract treats only
     ``ast.parse`` failures as malformed, so any other exception is an evaluator failure.
     """
     code = compile(tree, "<python_factors candidate>", "eval")

@@ -1,5 +1,5 @@
-"""Reference (``answer``) validation for python_factors (spec §4.2) and the divisor arithmetic
-shared with the task generator (§11.1).
+"""Reference (``answer``) validation for python_factors and the divisor arithmetic
+shared with the task generator.
 
 The parsed reference is cached and shared between requests, so it is a frozen dataclass holding
 only tuples.
@@ -41,7 +41,7 @@ def mode_count(cases: tuple[int, ...] | list[int]) -> int:
 
 
 def validate_reference(level: int, answer: dict[str, Any]) -> FactorReference:
-    """Apply the domain checks of spec §4.2 in order; the level does not matter for this domain."""
+    """Apply the domain checks in the contract's order; the level does not matter for this domain."""
     del level
     if answer.get("verifier") != VERIFIER:
         raise InvalidReference("wrong Python ModeBench verifier")

@@ -1,4 +1,4 @@
-"""Response surface → candidate text (spec §5): the boxed path, the unboxed path, and the
+"""Response surface → candidate text: the boxed path, the unboxed path, and the
 LaTeX ``\\lambda`` rewrite that both paths share.
 
 Every failure here is the single ``Malformed("invalid response surface")`` outcome.
@@ -11,7 +11,7 @@ import re
 from modebench.domains._protocol import Malformed
 from modebench.domains._surface import answer_prefix, has_box, last_boxed, screen_unboxed
 
-#: The unboxed length cap; applied before the ``Answer:`` prefix is removed (spec §5.2 step 3).
+#: The unboxed length cap; applied before the ``Answer:`` prefix is removed.
 UNBOXED_CAP = 240
 SURFACE_ERROR = "invalid response surface"
 
@@ -23,7 +23,7 @@ _LATEX_LAMBDA = re.compile(r"^\\lambda(?:\s+|\\,\s*)n\s*:\s*")
 
 
 def normalize_latex_lambda(candidate: str) -> str:
-    """Rewrite a leading ``\\lambda n:`` / ``\\lambda\\,n:`` to ``lambda n: `` once (spec §5.3)."""
+    """Rewrite a leading ``\\lambda n:`` / ``\\lambda\\,n:`` to ``lambda n: `` once."""
     candidate = candidate.strip()
     if candidate.startswith("\\lambda"):
         candidate = _LATEX_LAMBDA.sub("lambda n: ", candidate, count=1).strip()

@@ -1,0 +1,208 @@
+"""``generate_responses``: plan, send what the ledger lacks, publish, optionally evaluate."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from modebench.generate import _output
+from modebench.generate._client import Stats, send_all
+from modebench.generate._ledger import Draw, DrawLedger
+from modebench.generate._plan import (
+    FrozenSplitSource,
+    Loaded,
+    Source,
+    TaskFileSource,
+    load_prompts,
+    plan_requests,
+)
+from modebench.generate._settings import GenerationSettings
+from modebench.generate._shards import send_sharded
+from modebench.validation import InputError
+
+__all__ = ["GENERATE_EXTRA_MESSAGE", "GenerationResult", "generate_responses"]
+
+GENERATE_EXTRA_MESSAGE = "generation requires the 'generate' extra: pip install 'modebench[generate]'"
+#: Sent when no API key is configured: local servers (vLLM, SGLang, llama.cpp) accept any key.
+PLACEHOLDER_KEY = "EMPTY"
+PathLike = str | os.PathLike[str]
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    output: Path
+    run_output: Path
+    draws_output: Path
+    ledger: Path
+    prompts: int
+    draws: int
+    #: Draws sent by this invocation (the rest were already in the ledger).
+    sent: int
+    failed: int
+    requests: int
+    retries: int
+    completion_tokens: int
+    seconds: float
+    run: dict[str, Any]
+    #: The receipt summary when evaluation was requested.
+    receipt: Any = None
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON the CLI prints."""
+        out: dict[str, Any] = {
+            "output": os.fspath(self.output),
+            "run": os.fspath(self.run_output),
+            "draws_file": os.fspath(self.draws_output),
+            "ledger": os.fspath(self.ledger),
+            "prompts": self.prompts,
+            "draws": self.draws,
+            "sent": self.sent,
+            "failed_draws": self.failed,
+            "retries": self.retries,
+            "seconds": round(self.seconds, 2),
+        }
+        if self.receipt is not None:
+            out["receipt"] = os.fspath(self.receipt.output)
+            out["status"] = self.receipt.status
+        return out
+
+
+def _require_openai() -> None:
+    try:
+        import openai  # noqa: F401
+    except ImportError:
+        raise InputError(GENERATE_EXTRA_MESSAGE) from None
+
+
+def _api_key(name: str) -> str:
+    value = os.environ.get(name)
+    return value if value else PLACEHOLDER_KEY
+
+
+def _identity(settings: GenerationSettings, loaded: Loaded) -> dict[str, Any]:
+    """What must not change between an interrupted run and its resumption."""
+    return {
+        "schema": _output.RUN_SCHEMA,
+        "model": settings.model,
+        "base_url": settings.base_url,
+        "k": settings.k,
+        "api": settings.api,
+        "sampling": settings.sampling(),
+        "seed": settings.seed,
+        "choices_per_request": settings.choices_per_request,
+        "prompt_condition": settings.prompt_condition,
+        "prompts": [[p.id, p.messages] for p in loaded.prompts],
+    }
+
+
+def generate_responses(
+    source: Source,
+    output: PathLike,
+    settings: GenerationSettings,
+    *,
+    run_output: PathLike | None = None,
+    retry_failed: bool = False,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+    receipt: PathLike | None = None,
+    min_defined_prompts: int = 30,
+) -> GenerationResult:
+    """Sample ``settings.k`` draws per prompt of ``source`` into an evaluate-ready JSONL file.
+
+    Finished draws go to a ledger next to ``output`` as they arrive; calling again with the same
+    arguments after an interruption sends only the missing draws. ``retry_failed`` also resends
+    draws that failed after all retries (and then replaces an existing output).
+    """
+    _require_openai()
+    started = time.monotonic()
+    out = Path(output)
+    run_file = Path(run_output) if run_output is not None else _output.run_path(out)
+    draws_file = _output.draws_path(out)
+    ledger_file = _output.ledger_path(out)
+    if out.exists() and not retry_failed:
+        raise InputError(f"output already exists: {os.fspath(out)}")
+    if receipt is not None and Path(receipt).exists():
+        raise InputError(f"output already exists: {os.fspath(receipt)}")
+    if receipt is not None and not isinstance(source, (FrozenSplitSource, TaskFileSource)):
+        raise InputError("evaluation right after generation needs a frozen config or a task file")
+    loaded = load_prompts(source, settings.prompt_condition)
+    api_key = _api_key(settings.api_key_env)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with DrawLedger(ledger_file, _identity(settings, loaded)) as ledger:
+        if retry_failed:
+            ledger.forget_failed()
+        requests = plan_requests(
+            loaded.prompts, settings.k, settings.choices_per_request, settings.seed, ledger.done()
+        )
+        stats = Stats(total=sum(r.count for r in requests))
+        _emit(progress, stats, "generating")
+        if requests:
+
+            def on_result(draws: list[Draw]) -> None:
+                ledger.record(draws)
+                stats.add(draws)
+                if progress is not None:
+                    progress(stats.event("generating"))
+
+            if settings.processes > 1:
+                send_sharded(settings, api_key, loaded.prompts, requests, on_result, settings.processes)
+            else:
+                send_all(settings, api_key, loaded.prompts, requests, on_result)
+        _emit(progress, stats, "publishing")
+        run = _output.build_run(settings, loaded, ledger, draws_file.name)
+        _output.write_draws(draws_file, loaded, ledger)
+        _output.write_run(run_file, run)
+        _output.write_output(out, loaded, ledger, replace=retry_failed)
+    _emit(progress, stats, "complete")
+    result = GenerationResult(
+        output=out,
+        run_output=run_file,
+        draws_output=draws_file,
+        ledger=ledger_file,
+        prompts=len(loaded.prompts),
+        draws=run["draws"]["total"],
+        sent=stats.done,
+        failed=run["draws"]["failed"],
+        requests=stats.requests,
+        retries=stats.retries,
+        completion_tokens=stats.completion_tokens,
+        seconds=time.monotonic() - started,
+        run=run,
+    )
+    if receipt is None:
+        return result
+    return _evaluate(result, source, loaded, receipt, min_defined_prompts)
+
+
+def _emit(progress: Callable[[dict[str, Any]], None] | None, stats: Stats, phase: str) -> None:
+    if progress is not None:
+        progress(stats.event(phase))
+
+
+def _evaluate(
+    result: GenerationResult, source: Source, loaded: Loaded, receipt: PathLike, min_defined_prompts: int
+) -> GenerationResult:
+    """Grade the published file right away, with the run metadata just written."""
+    from dataclasses import replace
+
+    from modebench.api import evaluate_file
+    from modebench.api_types import EvaluationOptions, RunMetadata
+
+    run = cast(RunMetadata, result.run)
+    data_root = None if loaded.data_root is None else Path(loaded.data_root)
+
+    if isinstance(source, FrozenSplitSource):
+        options = EvaluationOptions(
+            min_defined_prompts=min_defined_prompts,
+            run=run,
+            data_root=data_root,
+            config=source.config,
+            split=source.split,  # type: ignore[arg-type]
+            registry=source.registry,
+        )
+    else:
+        options = EvaluationOptions(min_defined_prompts=min_defined_prompts, run=run)
+    return replace(result, receipt=evaluate_file(result.output, Path(receipt), options=options))

@@ -1,0 +1,104 @@
+"""Sending from several processes: the client's per-request CPU is the ceiling of one event loop.
+
+Each shard process runs the same event loop (``_client.send_all``) over every ``processes``-th
+request and sends each request's draws back over a queue; only this (parent) process writes the
+ledger, so durability and ordering are exactly those of one process. Shards ignore Ctrl-C (the
+parent stops them) and exit on their own when the parent is killed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue as queue_module
+import signal
+from typing import Any
+
+from modebench.generate._client import EndpointError, OnResult, send_all
+from modebench.generate._plan import Prompt, Request
+from modebench.generate._settings import GenerationSettings
+
+__all__ = ["send_sharded"]
+
+
+def send_sharded(
+    settings: GenerationSettings,
+    api_key: str,
+    prompts: list[Prompt],
+    requests: list[Request],
+    on_result: OnResult,
+    processes: int,
+) -> None:
+    """Like ``send_all``, spread over ``processes`` processes (concurrency split between them)."""
+    context = multiprocessing.get_context("spawn")  # no inherited event loop, sockets or SQLite
+    results: Any = context.Queue()
+    per_shard = max(1, settings.concurrency // processes)
+    shards = []
+    for index in range(processes):
+        mine = requests[index::processes]
+        if not mine:
+            continue
+        used = sorted({r.prompt for r in mine})
+        position = {old: new for new, old in enumerate(used)}
+        # Only id and messages travel: the output record stays with the parent.
+        shard_prompts = [Prompt(prompts[i].id, prompts[i].messages, {}) for i in used]
+        shard_requests = [Request(position[r.prompt], r.start, r.count, r.seed) for r in mine]
+        shards.append((shard_prompts, shard_requests))
+    workers = [
+        context.Process(
+            target=_shard,
+            args=(settings, per_shard, api_key, shard_prompts, shard_requests, results, os.getpid()),
+            daemon=True,
+        )
+        for shard_prompts, shard_requests in shards
+    ]
+    for worker in workers:
+        worker.start()
+    running = len(workers)
+    try:
+        while running:
+            try:
+                kind, value = results.get(timeout=0.5)
+            except queue_module.Empty:
+                crashed = [w.exitcode for w in workers if w.exitcode not in (None, 0)]
+                if crashed:
+                    raise RuntimeError(f"a generation shard process exited with code {crashed[0]}") from None
+                continue
+            if kind == "draws":
+                on_result(value)
+            elif kind == "error":
+                raise EndpointError(value)
+            else:
+                running -= 1
+    finally:
+        for worker in workers:
+            if worker.is_alive():
+                worker.terminate()
+            worker.join()
+
+
+def _shard(
+    settings: GenerationSettings,
+    concurrency: int,
+    api_key: str,
+    prompts: list[Prompt],
+    requests: list[Request],
+    results: Any,
+    parent: int,
+) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from dataclasses import replace
+
+    try:
+        send_all(
+            replace(settings, concurrency=concurrency, processes=1),
+            api_key,
+            prompts,
+            requests,
+            lambda draws: results.put(("draws", draws)),
+            parent=parent,
+        )
+    except EndpointError as exc:
+        results.put(("error", str(exc)))
+        return
+    results.put(("done", None))

@@ -1,0 +1,111 @@
+"""What a new user meets first: help on every option, --version, errors without the usage banner,
+a quiet closed pipe, a one-line interrupt, a build request that names the cell's capacity."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from modebench.cli import build_parser, main
+from modebench.suite.build import generate_rows
+from modebench.suite.power import render
+from modebench.validation import InputError
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def _commands(
+    parser: argparse.ArgumentParser, path: str = "modebench"
+) -> list[tuple[str, argparse.ArgumentParser]]:
+    found = [(path, parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.extend(_commands(sub, f"{path} {name}"))
+    return found
+
+
+def test_every_option_of_every_command_has_help() -> None:
+    missing = [
+        f"{path}: {action.dest}"
+        for path, parser in _commands(build_parser())
+        for action in parser._actions
+        if not isinstance(action, argparse._SubParsersAction) and not action.help
+    ]
+    assert missing == []
+
+
+def test_help_states_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: 30)" in text and "(default: 1)" in text and "(default: eval)" in text
+
+
+def test_version_names_this_project(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("modebench 0.5.0") and "ModeBench 0.4.0" in out
+
+
+def test_a_runtime_error_prints_no_usage_banner(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["report", str(tmp_path / "missing.json")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage:" not in err
+    assert err.startswith("modebench: error: ") and "missing.json" in err
+
+
+def test_a_usage_error_still_prints_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evaluate"])
+    assert exit_info.value.code == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_a_closed_pipe_is_quiet() -> None:
+    command = f"{sys.executable} -m modebench datasets list --registry bundled | head -2"
+    done = subprocess.run(
+        command,
+        shell=True,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0
+    assert len(done.stdout.splitlines()) == 2
+    assert "Broken pipe" not in done.stderr and "Traceback" not in done.stderr and "usage:" not in done.stderr
+
+
+def test_ctrl_c_prints_one_line_and_exits_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("modebench.api.evaluate_file", interrupted)
+    assert main(["evaluate", "in.jsonl", "--output", "out.json"]) == 130
+    assert capsys.readouterr().err == "modebench: interrupted; rerun the same command with --resume\n"
+
+
+def test_a_build_request_beyond_capacity_names_the_capacity() -> None:
+    with pytest.raises(InputError) as error:
+        generate_rows("level1_countdown", 17, {"eval": 128, "dev": 128, "train": 384})
+    message = str(error.value)
+    assert "could not draw 384 distinct train rows" in message
+    assert "rows fit across all splits" in message and "640 were asked for" in message
+
+
+def test_power_says_items() -> None:
+    result = {"items": 783, "responses": 783, "draws_per_prompt": 1}
+    assert render(result) == "items needed: 783 items"
+    assert render({**result, "responses": 6264, "draws_per_prompt": 8}) == (
+        "items needed: 783 items (6264 responses at 8 draws per item)"
+    )

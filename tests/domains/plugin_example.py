@@ -1,0 +1,28 @@
+"""The example third-party plug-in, made discoverable in this process for tests.
+
+``plugin_site/`` holds the distribution metadata pip would write for ``examples/domain-plugin``
+(its entry point and version); with it and the example's sources on ``sys.path``, discovery goes
+through ``importlib.metadata`` exactly as for an installed plug-in. The full install into a fresh
+virtual environment is tested in ``tests/test_domain_plugin_install.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from modebench import domains
+from modebench.domains._registry import discover
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "domain-plugin"
+EXAMPLE_DOMAIN = "modebench_queens/queens"
+SITE = Path(__file__).resolve().parent / "plugin_site"
+
+
+def forget_plugins() -> None:
+    """Forget discovered plug-ins, and the example's modules, so that the next lookup is fresh."""
+    discover.cache_clear()
+    domains.plugin.cache_clear()
+    for module in [name for name in sys.modules if name.split(".")[0] == "modebench_queens"]:
+        del sys.modules[module]
