@@ -48,12 +48,12 @@ __all__ = [
     "grade",
     "ingest",
     "iter_results",
-    "trajectory",
     "load_tasks",
     "make_prompt",
     "observed_discordant",
     "prompt_retention",
     "read_report",
+    "trajectory",
 ]
 
 
