@@ -42,7 +42,7 @@ def add_commands(commands: Any) -> None:
     cmd.add_argument("--output", required=True, help="output JSONL path")
     cmd.add_argument("--registry", help="registry path or URL (or 'bundled') to match prompts against")
     cmd.add_argument("--config", help="frozen config whose registered prompts are matched by hash")
-    cmd.add_argument("--split", default="eval", help="split of the config (default: eval)")
+    cmd.add_argument("--split", default="eval", help="split of the config")
     cmd.add_argument("--data-root", help="local frozen-data root instead of the cache")
     cmd.add_argument("--cache-dir", help="cache base for frozen splits")
     cmd.add_argument("--offline", action="store_true", help="never download")

@@ -39,12 +39,14 @@ def add_commands(commands: Any) -> None:
         description="RUN is a receipt (PATH, its step is its position; or STEP=PATH) or a rollout "
         "source (verl:DIR, trl:DIR) graded against --config, each step cached by content hash.",
     )
-    cmd.add_argument("runs", nargs="+", metavar="RUN")
+    cmd.add_argument(
+        "runs", nargs="+", metavar="RUN", help="a receipt (PATH or STEP=PATH) or verl:DIR / trl:DIR"
+    )
     cmd.add_argument("--k", type=_points, help="comma-separated k points (default 1,2,4,… and the draws)")
-    cmd.add_argument("--format", choices=FORMATS, default="text")
+    cmd.add_argument("--format", choices=FORMATS, default="text", help="output table format")
     cmd.add_argument("--registry", help="registry path or URL (or 'bundled') of the rollouts' split")
     cmd.add_argument("--config", help="frozen config the rollouts are graded against")
-    cmd.add_argument("--split", default="eval", help="split of the config (default: eval)")
+    cmd.add_argument("--split", default="eval", help="split of the config")
     cmd.add_argument("--data-root", help="local frozen-data root instead of the cache")
     cmd.add_argument("--cache-dir", help="cache base for frozen splits")
     cmd.add_argument("--offline", action="store_true", help="never download")
@@ -56,5 +58,5 @@ def add_commands(commands: Any) -> None:
     cmd.add_argument(
         "--run", help="run metadata JSON for grading rollout sources (model, generation, prompt_condition)"
     )
-    cmd.add_argument("--workers", type=int_value, default=1, help="grading worker processes (default 1)")
+    cmd.add_argument("--workers", type=int_value, default=1, help="grading worker processes")
     cmd.set_defaults(handler=_trajectory)
