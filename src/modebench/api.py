@@ -20,6 +20,7 @@ from modebench.api_types import (
     Progress,
     PromptResult,
     Report,
+    RunMetadata,
     Task,
 )
 from modebench.contracts import Domain, normalize_level
@@ -45,14 +46,17 @@ __all__ = [
     "export_dataset",
     "generate_responses",
     "grade",
+    "ingest",
     "iter_results",
     "load_tasks",
     "make_prompt",
+    "merge_shards",
     "observed_discordant",
     "prompt_retention",
     "read_report",
     "render_html",
     "report_table",
+    "trajectory",
 ]
 
 
@@ -321,3 +325,72 @@ def report_table(receipts: Sequence[PathLike], fmt: str = "text") -> tuple[str, 
     from modebench.render.report_table import report_table as _report_table
 
     return _report_table(list(receipts), fmt)
+
+
+def ingest(
+    fmt: str,
+    source: PathLike,
+    output_path: PathLike,
+    *,
+    registry: str | None = None,
+    config: str | None = None,
+    split: str = "eval",
+    data_root: PathLike | None = None,
+    cache_dir: PathLike | None = None,
+    offline: bool = False,
+) -> dict[str, Any]:
+    """Convert Inspect / lm-eval / verl / TRL response logs into evaluate input (``docs/ingest.md``).
+
+    Prompts are matched by the source's prompt ids, or — with a registry split (``config``) — by
+    the registered prompt's hash; unmatched prompts are counted and listed in the summary.
+    """
+    from modebench import ingest as _ingest
+
+    index = _ingest.prompt_index(
+        registry, config, split, data_root=data_root, cache_dir=cache_dir, offline=offline
+    )
+    return _ingest.ingest(fmt, source, output_path, index=index)
+
+
+def trajectory(
+    runs: Sequence[str],
+    k: Sequence[int] | None = None,
+    *,
+    registry: str | None = None,
+    config: str | None = None,
+    split: str = "eval",
+    data_root: PathLike | None = None,
+    cache_dir: PathLike | None = None,
+    offline: bool = False,
+    grading_cache: PathLike | None = None,
+    workers: int = 1,
+    run: RunMetadata | None = None,
+    run_file: PathLike | None = None,
+) -> StatsTable:
+    """Per training step and cell: accuracy, pass@k, E[distinct@k], PCMD, effective modes and mode
+    retention against the first step (``docs/ingest.md``).
+
+    Each run is a receipt (``PATH``, step = its position, or ``STEP=PATH``) or a rollout source
+    (``verl:DIR``, ``trl:DIR``) graded against the split ``config`` with each step's receipt cached
+    by content hash in ``grading_cache`` (default ``modebench-grading`` in the current directory).
+    Grading a rollout source needs the run metadata of a frozen evaluation (``run``/``run_file``).
+    """
+    from modebench.ingest.runs import resolve_runs
+    from modebench.stats.trajectory import trajectory_table
+
+    options = EvaluationOptions(
+        data_root=data_root,
+        config=config,
+        split=cast(Any, split),
+        registry=registry,
+        cache_dir=cache_dir,
+        offline=offline,
+        # A training run samples a subset of the split's prompts at each step.
+        allow_partial=True,
+        run=copy.deepcopy(run),
+        run_file=run_file,
+    )
+    cache = grading_cache if grading_cache is not None else pathlib.Path("modebench-grading")
+    steps, counts = resolve_runs(runs, cache_dir=cache, options=options, workers=workers)
+    table = trajectory_table(steps, k)
+    return dataclasses.replace(table, meta={**table.meta, "grading": counts})

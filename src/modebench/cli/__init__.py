@@ -15,7 +15,18 @@ import threading
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from modebench.cli import backends, data, evaluation, generate, report, stats, suite, walkthrough
+from modebench.cli import (
+    backends,
+    data,
+    evaluation,
+    generate,
+    ingest,
+    report,
+    stats,
+    suite,
+    trajectory,
+    walkthrough,
+)
 from modebench.cli._common import Handler, HelpFormatter, error_message
 from modebench.evaluation import evaluate
 from modebench.validation import InputError, loads
@@ -32,6 +43,8 @@ _GROUPS = (
     backends,  # merge
     stats,  # stats, compare
     generate,  # generate
+    ingest,  # ingest
+    trajectory,  # trajectory
 )
 
 

@@ -1,0 +1,49 @@
+"""The ``ingest`` command: other tools' response logs → evaluate input (``docs/ingest.md``)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from modebench.cli._common import print_json
+
+__all__ = ["add_commands"]
+
+
+def _ingest(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from modebench.api import ingest
+
+    summary = ingest(
+        args.format,
+        args.source,
+        args.output,
+        registry=args.registry,
+        config=args.config,
+        split=args.split,
+        data_root=args.data_root,
+        cache_dir=args.cache_dir,
+        offline=args.offline,
+    )
+    print_json(summary, indent=2)
+    return 0
+
+
+def add_commands(commands: Any) -> None:
+    from modebench.ingest import FORMATS
+
+    cmd = commands.add_parser(
+        "ingest",
+        help="convert Inspect, lm-eval, verl or TRL response logs into evaluate input",
+        description="Convert response logs of other tools into modebench's evaluate input (JSONL). "
+        "verl and TRL sources write one file per training step: OUT.step-N.jsonl.",
+    )
+    cmd.add_argument("format", choices=tuple(FORMATS), metavar="FORMAT", help=f"one of {', '.join(FORMATS)}")
+    cmd.add_argument("source", help="log file or directory")
+    cmd.add_argument("--output", required=True, help="output JSONL path")
+    cmd.add_argument("--registry", help="registry path or URL (or 'bundled') to match prompts against")
+    cmd.add_argument("--config", help="frozen config whose registered prompts are matched by hash")
+    cmd.add_argument("--split", default="eval", help="split of the config")
+    cmd.add_argument("--data-root", help="local frozen-data root instead of the cache")
+    cmd.add_argument("--cache-dir", help="cache base for frozen splits")
+    cmd.add_argument("--offline", action="store_true", help="never download")
+    cmd.set_defaults(handler=_ingest)

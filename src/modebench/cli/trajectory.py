@@ -1,0 +1,62 @@
+"""The ``trajectory`` command: statistics and mode retention of runs ordered by training step."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from modebench.cli._common import int_value
+from modebench.cli.stats import _points, _print_table
+from modebench.render import FORMATS
+
+__all__ = ["add_commands"]
+
+
+def _trajectory(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from modebench.api import trajectory
+
+    table = trajectory(
+        args.runs,
+        args.k,
+        registry=args.registry,
+        config=args.config,
+        split=args.split,
+        data_root=args.data_root,
+        cache_dir=args.cache_dir,
+        offline=args.offline,
+        grading_cache=args.grading_cache,
+        workers=args.workers,
+        run_file=args.run,
+    )
+    _print_table(table, args.format)
+    return 0
+
+
+def add_commands(commands: Any) -> None:
+    cmd = commands.add_parser(
+        "trajectory",
+        help="per training step: accuracy, pass@k, distinct@k, PCMD, effective modes, mode retention",
+        description="RUN is a receipt (PATH, its step is its position; or STEP=PATH) or a rollout "
+        "source (verl:DIR, trl:DIR) graded against --config, each step cached by content hash.",
+    )
+    cmd.add_argument(
+        "runs", nargs="+", metavar="RUN", help="a receipt (PATH or STEP=PATH) or verl:DIR / trl:DIR"
+    )
+    cmd.add_argument("--k", type=_points, help="comma-separated k points (default 1,2,4,… and the draws)")
+    cmd.add_argument("--format", choices=FORMATS, default="text", help="output table format")
+    cmd.add_argument("--registry", help="registry path or URL (or 'bundled') of the rollouts' split")
+    cmd.add_argument("--config", help="frozen config the rollouts are graded against")
+    cmd.add_argument("--split", default="eval", help="split of the config")
+    cmd.add_argument("--data-root", help="local frozen-data root instead of the cache")
+    cmd.add_argument("--cache-dir", help="cache base for frozen splits")
+    cmd.add_argument("--offline", action="store_true", help="never download")
+    cmd.add_argument(
+        "--grading-cache",
+        default="modebench-grading",
+        help="where graded steps are cached (default: %(default)s)",
+    )
+    cmd.add_argument(
+        "--run", help="run metadata JSON for grading rollout sources (model, generation, prompt_condition)"
+    )
+    cmd.add_argument("--workers", type=int_value, default=1, help="grading worker processes")
+    cmd.set_defaults(handler=_trajectory)

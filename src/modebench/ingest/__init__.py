@@ -1,0 +1,159 @@
+"""Converters from other tools' response logs to modebench's evaluate input (``docs/ingest.md``).
+
+``ingest(fmt, source, output)`` streams one source — Inspect AI logs, lm-evaluation-harness
+sample files, verl rollout dumps or TRL GRPO completion logs — into JSONL records
+``{"id", "responses"}`` (frozen mode; custom-mode rows when the source carries the reference).
+Sources with training steps (verl, TRL) write one file per step, ``<stem>.step-<N><suffix>``.
+Prompts are matched by id, else by hash against a registry split; unmatched prompts are counted
+and listed, never guessed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from modebench.ingest import inspect_log, lm_eval, trl, verl
+from modebench.ingest._matching import PromptIndex
+from modebench.ingest._source import SourcePrompt
+from modebench.validation import InputError
+
+__all__ = [
+    "FORMATS",
+    "SCHEMA",
+    "PromptIndex",
+    "SourcePrompt",
+    "ingest",
+    "prompt_index",
+    "read_source",
+    "step_path",
+]
+
+SCHEMA = "modebench-ingest-v1"
+Reader = Callable[[Path], Iterator[SourcePrompt]]
+FORMATS: dict[str, Reader] = {
+    "inspect": inspect_log.read,
+    "lm-eval": lm_eval.read,
+    "verl": verl.read,
+    "trl": trl.read,
+}
+STEPPED = frozenset({"verl", "trl"})
+
+
+def read_source(fmt: str, source: str | os.PathLike[str]) -> Iterator[SourcePrompt]:
+    """The source's prompts in order (steps ascending), streaming."""
+    if fmt not in FORMATS:
+        raise InputError(f"unknown ingest format: {fmt} (choose from {', '.join(FORMATS)})")
+    path = Path(source)
+    if not path.exists():
+        raise InputError(f"{path}: no such file or directory")
+    return FORMATS[fmt](path)
+
+
+def prompt_index(
+    registry: str | None,
+    config: str | None,
+    split: str = "eval",
+    *,
+    data_root: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    offline: bool = False,
+) -> PromptIndex:
+    """The requests of a registry split (or an empty index: match by the source's ids only)."""
+    if config is None:
+        if registry is not None:
+            raise InputError("a registry needs a config to match prompts against")
+        return PromptIndex()
+    from modebench._datasets.export import prepare_requests
+    from modebench._datasets.roots import SplitSource
+
+    root, source = SplitSource(config, split, data_root, cache_dir, offline, registry).open()
+    return PromptIndex(prepare_requests(root, config, split, registry=source))
+
+
+def step_path(output: Path, step: int) -> Path:
+    return output.with_name(f"{output.stem}.step-{step}{output.suffix}")
+
+
+def _record(ident: str, prompt: SourcePrompt, index: PromptIndex) -> dict[str, Any]:
+    if index.empty and prompt.row is not None:
+        return {"id": ident, **prompt.row, "responses": []}
+    return {"id": ident, "responses": []}
+
+
+def ingest(
+    fmt: str,
+    source: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    index: PromptIndex | None = None,
+) -> dict[str, Any]:
+    """Convert ``source`` into evaluate input at ``output``; returns a summary (``SCHEMA``).
+
+    Written atomically: on any error no output file is left behind.
+    """
+    index = index if index is not None else PromptIndex()
+    out = Path(output)
+    stepped = fmt in STEPPED
+    written: list[tuple[Path, Path]] = []
+    files: list[dict[str, Any]] = []
+    unmatched: list[str] = []
+    totals = {"prompts": 0, "responses": 0, "source_prompts": 0}
+    current: tuple[int | None, dict[str, dict[str, Any]]] | None = None
+
+    def flush() -> None:
+        if current is None:
+            return
+        step, records = current
+        target = step_path(out, step) if stepped and step is not None else out
+        temporary = target.with_name(f".{target.name}.partial")
+        written.append((temporary, target))
+        with temporary.open("w", encoding="utf-8") as handle:
+            for record in records.values():
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        files.append(
+            {
+                "step": step,
+                "path": str(target),
+                "prompts": len(records),
+                "responses": sum(len(r["responses"]) for r in records.values()),
+            }
+        )
+        totals["prompts"] += len(records)
+
+    try:
+        for prompt in read_source(fmt, source):
+            totals["source_prompts"] += 1
+            if current is None or (stepped and current[0] != prompt.step):
+                flush()
+                current = (prompt.step, {})
+            ident = index.match(prompt.ident, prompt.prompt)
+            if ident is None:
+                unmatched.append(prompt.location)
+                continue
+            record = current[1].get(ident)
+            if record is None:
+                record = current[1][ident] = _record(ident, prompt, index)
+            record["responses"].extend(prompt.responses)
+            totals["responses"] += len(prompt.responses)
+        flush()
+        if not files:
+            raise InputError(f"{source}: no prompts found")
+        for temporary, target in written:
+            temporary.replace(target)
+    except BaseException:
+        for temporary, _ in written:
+            temporary.unlink(missing_ok=True)
+        raise
+    return {
+        "schema": SCHEMA,
+        "format": fmt,
+        "source": str(source),
+        "files": files,
+        **totals,
+        "unmatched": len(unmatched),
+        "unmatched_prompts": unmatched,
+    }

@@ -1,0 +1,85 @@
+"""Grading a rollout source step by step, each step's receipt cached by content hash.
+
+A step's evaluate input (what :func:`modebench.ingest.ingest` writes for it) is hashed together
+with the split it is graded against; the receipt lives under ``<cache>/<hash>/report.json``. A
+completed cached receipt is reused, so re-running a trajectory while training continues grades
+only the steps that are new (or whose dump changed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from modebench.api_types import EvaluationOptions
+from modebench.ingest import PromptIndex, ingest
+from modebench.validation import InputError
+
+__all__ = ["CACHE_SCHEMA", "graded_steps"]
+
+CACHE_SCHEMA = "modebench-rollout-grading-v1"
+
+
+def _completed(receipt: Path) -> bool:
+    try:
+        payload = json.loads(receipt.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(payload, dict) and payload.get("evaluation", {}).get("status") == "completed"
+
+
+def graded_steps(
+    fmt: str,
+    source: str | os.PathLike[str],
+    cache_dir: str | os.PathLike[str],
+    *,
+    index: PromptIndex,
+    options: EvaluationOptions,
+    workers: int = 1,
+) -> tuple[list[tuple[int, Path]], dict[str, Any]]:
+    """``(step, receipt)`` for every step of the source, and counts of graded/cached steps."""
+    from modebench._file_evaluation import evaluate_path
+
+    cache = Path(cache_dir)
+    cache.mkdir(parents=True, exist_ok=True)
+    run_file = Path(options.run_file).read_bytes() if options.run_file is not None else b""
+    identity = json.dumps(
+        {"schema": CACHE_SCHEMA, "config": options.config, "split": options.split,
+         "registry": options.registry, "run": options.run,
+         "run_file_sha256": hashlib.sha256(run_file).hexdigest()},
+        sort_keys=True, default=str,
+    ).encode()  # fmt: skip
+    steps: list[tuple[int, Path]] = []
+    counts = {"graded": 0, "cached": 0}
+    with tempfile.TemporaryDirectory(dir=cache) as scratch:
+        summary = ingest(fmt, source, Path(scratch) / "rollouts.jsonl", index=index)
+        for entry in summary["files"]:
+            if entry["step"] is None:
+                raise InputError(f"{os.fspath(source)}: {fmt} source has no training steps")
+            data = Path(entry["path"]).read_bytes()
+            key = hashlib.sha256(identity + b"\0" + data).hexdigest()
+            target = cache / key
+            receipt = target / "report.json"
+            if _completed(receipt):
+                counts["cached"] += 1
+            else:
+                # An interrupted or failed grading is not reused: start that step afresh.
+                shutil.rmtree(target, ignore_errors=True)
+                target.mkdir()
+                (target / "input.jsonl").write_bytes(data)
+                evaluate_path(
+                    target / "input.jsonl",
+                    receipt,
+                    dataclasses.replace(options),
+                    work_dir=target / "work",
+                    workers=workers,
+                )
+                counts["graded"] += 1
+            steps.append((int(entry["step"]), receipt))
+    return steps, {**counts, "unmatched": summary["unmatched"]}
