@@ -39,7 +39,7 @@ inventory: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests ops examples
 	$(BIN)/ruff format --check src tests ops examples
-	MYPYPATH=examples/domain-plugin/src $(BIN)/mypy --strict -p modebench_queens
+	MYPYPATH=examples/domain-plugin/src:src $(BIN)/mypy --strict -p modebench_queens
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src/modebench examples/typed_client.py
