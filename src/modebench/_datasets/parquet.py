@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from modebench._datasets.sources import RegistryLike, load_registry
+from modebench._datasets.suggest import unknown_hint
 from modebench.api_types import Domain
 from modebench.contracts import normalize_domain, normalize_level
 from modebench.registries import SCHEMA
@@ -71,7 +72,8 @@ def _locate(
         raise InputError("dataset manifest requires a list of split objects")
     matches = [item for item in splits if item.get("config_name") == config and item.get("split") == split]
     if len(matches) != 1:
-        raise InputError(f"unknown or ambiguous split: {config}/{split}")
+        hint = "" if matches else unknown_hint(config, split, splits)
+        raise InputError(f"unknown or ambiguous split: {config}/{split}{hint}")
     record = matches[0]
     rows = record.get("rows")
     positive_integer(rows, "dataset rows")

@@ -27,6 +27,14 @@ FLAG_MESSAGES = {
     "checkpoint_exists": "checkpoint already exists: {path}; use --resume or a new destination",
     "registry_not_cached": "registry is not cached: {source}; run datasets fetch without --offline",
     "dataset_not_cached": "dataset is not cached: {label}; run datasets fetch without --offline",
+    "dataset_not_cached_packaged": (
+        "dataset is not cached: {label}; run datasets fetch without --offline\n"
+        "  or use the release bundled with the package (no network needed): --registry bundled"
+    ),
+    "download_failed": "{error}\n  tried {url}",
+    "download_failed_packaged": (
+        "{error}\n  tried {url}\n  no network? the release bundled with the package needs none: --registry bundled"
+    ),
     "positive_integer": "--{option} must be a positive integer",
     "nonnegative_integer": "--{option} must be a nonnegative integer",
     "unit_fraction": "--{option} must be between 0 and 1",
