@@ -42,7 +42,7 @@ from modebench.identity import (
 from modebench.metrics import CellAccumulator
 from modebench.parallel import MAX_WORKERS
 from modebench.publish import atomic_output
-from modebench.validation import InputError, loads, positive_integer
+from modebench.validation import InputError, OptionError, loads, positive_integer
 
 MAX_RESPONSES_PER_PROMPT = 4096
 MAX_INPUT_LINE_BYTES = 16_777_216
@@ -170,8 +170,12 @@ def evaluate_file(
     backend: str = "local",
     cluster_address: str | None = None,
     shard: Shard | None = None,
+    limit: int | None = None,
 ) -> dict[str, Any]:
     """Evaluate a JSONL file of saved responses; publish a v4 receipt; return a summary.
+
+    ``limit`` (frozen mode only) admits the first ``limit`` prompts of the split and records the
+    limit in the receipt's dataset block (``docs/suites.md``).
 
     ``backend`` picks where grading runs (``local`` worker pool or ``ray`` actors at
     ``cluster_address``); the receipt and journal do not depend on it. With ``shard`` only that
@@ -202,6 +206,11 @@ def evaluate_file(
     # exists, and hashing the input happens here too: a failure leaves nothing behind, and a
     # kill before the first commit has little to interrupt.
     options = Options.build(data_root=data_root, **raw_options)
+    if limit is not None:  # only then: an unlimited run keeps its 0.4.0 checkpoint identity
+        positive_integer(limit, "limit", option=True)
+        if options.config is None:
+            raise OptionError("limit_requires_config", "limit requires a frozen config")
+        raw_options["limit"] = limit
     if registry is not None and options.config is None:
         raise InputError("registry requires a frozen config")
     frozen = None
@@ -211,7 +220,7 @@ def evaluate_file(
         root = options.data_root if options.data_root is not None else "data"
         # A custom registry enters the resume identity through the split record and the
         # manifest hash of its data root (the cache manifest holds the registry's bytes).
-        frozen = open_frozen(root, options.config, options.split, options.allow_partial, registry)
+        frozen = open_frozen(root, options.config, options.split, options.allow_partial, registry, limit)
     identity = loads(
         canonical(checkpoint_identity(file_sha256(source), raw_options, frozen, software, shard))
     )

@@ -24,6 +24,7 @@ Handler = Callable[[argparse.Namespace, argparse.ArgumentParser], int]
 FLAG_MESSAGES = {
     "cache_requires_config": "--cache-dir and --offline require --config",
     "registry_requires_config": "--registry requires --config",
+    "limit_requires_config": "--limit requires --config",
     "checkpoint_exists": "checkpoint already exists: {path}; use --resume or a new destination",
     "registry_not_cached": "registry is not cached: {source}; run datasets fetch without --offline",
     "dataset_not_cached": "dataset is not cached: {label}; run datasets fetch without --offline",
