@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from modebench.api_types import Progress
-from modebench.cli._common import EXIT_FAILED, int_value, print_json
+from modebench.cli._common import EXIT_FAILED, add_split_options, int_value, print_json
 from modebench.diagnostics import VerifierExecutionError
 from modebench.validation import InputError
 
@@ -113,19 +113,10 @@ def add_commands(commands: Any) -> None:
     evaluate_cmd.add_argument(
         "--run", help="run metadata JSON (model, generation settings, prompt condition)"
     )
-    evaluate_cmd.add_argument(
-        "--config", help="frozen dataset config (e.g. level1_countdown): references come from that split"
+    add_split_options(
+        evaluate_cmd,
+        config="frozen dataset config (e.g. level1_countdown): references come from that split",
     )
-    evaluate_cmd.add_argument(
-        "--split", choices=("train", "dev", "eval"), default="eval", help="split of the frozen config"
-    )
-    roots = evaluate_cmd.add_mutually_exclusive_group()
-    roots.add_argument("--data-root", help="directory holding the frozen splits (manifest.json)")
-    roots.add_argument("--cache-dir", help="verified download cache (default: $XDG_CACHE_HOME/modebench)")
-    evaluate_cmd.add_argument(
-        "--offline", action="store_true", help="never download; use only the verified cache"
-    )
-    evaluate_cmd.add_argument("--registry", help="registry JSON (path or URL) instead of the packaged one")
     evaluate_cmd.add_argument(
         "--resume", action="store_true", help="continue an interrupted run from its checkpoint"
     )

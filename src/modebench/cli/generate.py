@@ -12,12 +12,11 @@ import sys
 import time
 from typing import Any
 
-from modebench.cli._common import EXIT_FAILED, int_value, print_json
+from modebench.cli._common import EXIT_FAILED, add_split_options, int_value, print_json
 
 __all__ = ["add_commands"]
 
 EXIT_INTERRUPTED = 130
-REGISTRY_HELP = "registry JSON (path or URL, or 'bundled') instead of the packaged ModeBench 0.4.0 registry"
 
 
 class _Progress:
@@ -143,17 +142,11 @@ def add_commands(subparsers: Any) -> None:
         "generate", help="sample k responses per task from an OpenAI-compatible endpoint into evaluate input"
     )
     sources = command.add_mutually_exclusive_group(required=True)
-    sources.add_argument("--config", help="frozen configuration to sample (see 'datasets list')")
     sources.add_argument("--requests", help="request JSONL written by 'modebench prepare'")
     sources.add_argument("--tasks", help="custom task JSONL (evaluate input records without responses)")
-    command.add_argument(
-        "--split", choices=("train", "dev", "eval"), default="eval", help="split of the config"
+    add_split_options(
+        command, config="frozen configuration to sample (see 'datasets list')", config_group=sources
     )
-    roots = command.add_mutually_exclusive_group()
-    roots.add_argument("--data-root", help="explicit data directory (holds manifest.json)")
-    roots.add_argument("--cache-dir", help="cache base instead of $XDG_CACHE_HOME/modebench")
-    command.add_argument("--offline", action="store_true", help="never download")
-    command.add_argument("--registry", help=REGISTRY_HELP)
     command.add_argument(
         "--base-url", required=True, help="OpenAI-compatible API base, e.g. http://127.0.0.1:8000/v1"
     )
