@@ -43,7 +43,7 @@ class FrozenSplit:
             raise InputError(f"unknown frozen prompt ID: {rid}")
         if self.limit is not None and index >= self.limit:
             raise InputError(
-                f"prompt {rid} is not among the first {self.limit} prompts of the split (limit {self.limit}); "
+                f"not among the first {self.limit} prompts of the split (limit {self.limit}); "
                 "keep only those records"
             )
         if "answer" in record:

@@ -15,11 +15,14 @@ from typing import Any
 from modebench.validation import OptionError
 
 __all__ = [
+    "CONFIGS_HELP",
     "EXIT_FAILED",
     "REGISTRY_HELP",
     "SPLITS",
     "Handler",
+    "add_config_list",
     "add_split_options",
+    "configs_of",
     "error_message",
     "int_value",
     "print_json",
@@ -100,6 +103,43 @@ REGISTRY_HELP = (
     "registry JSON (path or URL), bundled, or hf://datasets/OWNER/NAME@COMMIT instead of the packaged "
     "ModeBench 0.4.0 registry"
 )
+
+
+#: ``--config`` of ``prepare`` and ``evaluate``: one name is the classic run; more make a suite.
+CONFIGS_HELP = (
+    "frozen dataset config, e.g. level1_countdown (see 'datasets list'); several — a comma list, "
+    "repeated --config, or 'all' (every config of the registry with --split) — make a suite: "
+    "{suite} (docs/suites.md)"
+)
+
+
+def add_config_list(parser: argparse.ArgumentParser, *, required: bool, suite: str) -> None:
+    """``--config`` taking one name, several (comma list or repeated) or ``all``; ``--limit N``."""
+    parser.add_argument(
+        "--config",
+        action="append",
+        required=required,
+        metavar="NAME[,NAME...]|all",
+        help=CONFIGS_HELP.format(suite=suite),
+    )
+    parser.add_argument(
+        "--limit",
+        type=int_value,
+        metavar="N",
+        help="quick trial: only the first N prompts of each config's split, recorded as such "
+        "(default: every prompt)",
+    )
+
+
+def configs_of(args: argparse.Namespace) -> tuple[str | None, list[str] | None]:
+    """(the one config of a classic run, or None; the selection of a suite, or None)."""
+    from modebench.suite.configs import is_single
+
+    if args.config is None:
+        return None, None
+    if is_single(args.config):
+        return args.config[0].strip(), None
+    return None, list(args.config)
 
 
 def add_split_options(

@@ -9,7 +9,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from modebench.cli._common import REGISTRY_HELP, SPLITS, add_split_options, print_json
+from modebench.cli._common import (
+    REGISTRY_HELP,
+    SPLITS,
+    add_config_list,
+    add_split_options,
+    configs_of,
+    print_json,
+)
 
 __all__ = ["add_commands"]
 
@@ -25,9 +32,16 @@ def _source(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _prepare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    config, suite = configs_of(args)
+    if suite is not None:
+        from modebench.api import prepare_suite
+
+        print_json(prepare_suite(args.output, suite, args.split, limit=args.limit, **_source(args)))
+        return 0
     from modebench.data import export_requests
 
-    print_json(export_requests(args.output, args.config, args.split, **_source(args)))
+    assert config is not None  # --config is required
+    print_json(export_requests(args.output, config, args.split, limit=args.limit, **_source(args)))
     return 0
 
 
@@ -75,8 +89,13 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def add_commands(subparsers: Any) -> None:
     """Add ``prepare`` and ``datasets`` to the top-level subparsers (in CLI order)."""
     prepare = subparsers.add_parser("prepare", help="export frozen requests (no references) as JSONL")
-    add_split_options(prepare, config_required=True)
-    prepare.add_argument("--output", required=True, help="request JSONL to write (never overwritten)")
+    add_config_list(prepare, required=True, suite="--output is then a new directory of <config>.jsonl files")
+    add_split_options(prepare, config=None)
+    prepare.add_argument(
+        "--output",
+        required=True,
+        help="request JSONL to write, or the directory for several configs (never overwritten)",
+    )
     prepare.set_defaults(handler=_prepare)
 
     datasets = subparsers.add_parser("datasets", help="list, describe, fetch and inspect frozen splits")

@@ -13,7 +13,14 @@ import time
 from typing import Any
 
 from modebench.api_types import Progress
-from modebench.cli._common import EXIT_FAILED, add_split_options, int_value, print_json
+from modebench.cli._common import (
+    EXIT_FAILED,
+    add_config_list,
+    add_split_options,
+    configs_of,
+    int_value,
+    print_json,
+)
 from modebench.diagnostics import VerifierExecutionError
 from modebench.validation import InputError
 
@@ -57,18 +64,22 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     if args.progress_every < 0:
         raise InputError("--progress-every must be nonnegative")
+    config, suite = configs_of(args)
     options = EvaluationOptions(
         min_defined_prompts=args.min_defined_prompts,
         run_file=args.run,
         data_root=args.data_root,
-        config=args.config,
+        config=config,
         split=args.split,
         allow_partial=args.allow_partial,
         registry=args.registry,
         cache_dir=args.cache_dir,
         offline=args.offline,
         keep_checkpoint=args.keep_work,
+        limit=args.limit,
     )
+    if suite is not None:
+        return _evaluate_suite(args, parser, suite, options)
     try:
         receipt = evaluate_file(
             args.input,
@@ -98,11 +109,40 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0 if receipt.status == "completed" else EXIT_FAILED
 
 
+def _evaluate_suite(
+    args: argparse.Namespace, parser: argparse.ArgumentParser, suite: list[str], options: Any
+) -> int:
+    from modebench.api import evaluate_suite
+
+    if args.work_dir is not None or args.shard is not None:
+        parser.error("--work-dir and --shard apply to a single --config")
+    result = evaluate_suite(
+        args.input,
+        args.output,
+        suite,
+        options=options,
+        resume=args.resume,
+        workers=args.workers,
+        progress=_ProgressPrinter(args.progress_every),
+        backend=args.backend,
+        cluster_address=args.ray_address,
+    )
+    print_json(result)
+    return 0 if result["status"] == "completed" else EXIT_FAILED
+
+
 def add_commands(commands: Any) -> None:
     evaluate_cmd = commands.add_parser("evaluate", help="grade saved responses into a receipt")
-    evaluate_cmd.add_argument("input", help="JSONL file: one prompt per line with all its saved responses")
     evaluate_cmd.add_argument(
-        "--output", required=True, help="where to write the receipt (never overwritten)"
+        "input",
+        help="JSONL file: one prompt per line with all its saved responses "
+        "(several configs: a directory of <config>.jsonl files)",
+    )
+    evaluate_cmd.add_argument(
+        "--output",
+        required=True,
+        help="where to write the receipt, or the directory of receipts and suite.json for several "
+        "configs (never overwritten)",
     )
     evaluate_cmd.add_argument(
         "--min-defined-prompts",
@@ -113,10 +153,13 @@ def add_commands(commands: Any) -> None:
     evaluate_cmd.add_argument(
         "--run", help="run metadata JSON (model, generation settings, prompt condition)"
     )
-    add_split_options(
+    add_config_list(
         evaluate_cmd,
-        config="frozen dataset config (e.g. level1_countdown): references come from that split",
+        required=False,
+        suite="INPUT is then a directory of <config>.jsonl files and --output a new directory of "
+        "<config>.json receipts plus suite.json",
     )
+    add_split_options(evaluate_cmd, config=None)
     evaluate_cmd.add_argument(
         "--resume", action="store_true", help="continue an interrupted run from its checkpoint"
     )
