@@ -142,7 +142,9 @@ def evaluate_suite(
                     path,
                     receipt,
                     dataclasses.replace(chosen, config=name),
-                    resume=resume,
+                    # a configuration the stopped suite never reached simply starts
+                    resume=resume
+                    and (receipt.exists() or receipt.with_name(receipt.name + ".work").exists()),
                     workers=workers,
                     progress=events,
                     backend=backend,
