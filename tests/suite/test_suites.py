@@ -305,3 +305,38 @@ def test_limit_is_recorded_only_when_used(suite_inputs: Path, capsys: Any) -> No
         "y",
     )
     assert code == 2 and "--limit must be a positive integer" in err
+
+
+def test_a_failed_configuration_gets_its_receipt_and_the_suite_goes_on(
+    suite_inputs: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from modebench import streaming
+    from modebench.diagnostics import VerifierExecutionError
+
+    real = streaming.evaluate_file
+
+    def reference_validation_fails(input_path: Any, output_path: Any, **kwargs: Any) -> dict[str, Any]:
+        # what the streaming evaluator raises when reference validation hits a worker failure
+        if kwargs.get("config") == CONFIGS[0]:
+            raise VerifierExecutionError({"status": "worker_failure", "detail": "worker exited"})
+        return real(input_path, output_path, **kwargs)
+
+    monkeypatch.setattr(streaming, "evaluate_file", reference_validation_fails)
+    root = suite_inputs
+    events: list[dict[str, Any]] = []
+    options = EvaluationOptions(registry="bundled", run=RUN, limit=3)  # type: ignore[arg-type]
+    result = evaluate_suite(
+        root / "responses", root / "out", ",".join(CONFIGS), options=options, progress=events.append
+    )  # type: ignore[arg-type]
+    assert result["status"] == "failed" and result["completed"] == 1 and result["configs"] == 2
+    assert {event["config"] for event in events} == {CONFIGS[1]}
+    failure = json.loads((root / "out" / f"{CONFIGS[0]}.json").read_bytes())
+    assert failure["evaluation"]["status"] == "failed" and failure["failure"]["status"] == "worker_failure"
+    summary = json.loads((root / "out" / "suite.json").read_bytes())
+    assert [entry["status"] for entry in summary["configs"]] == ["failed", "completed"]
+    assert summary["configs"][0]["cells"] == [] and summary["configs"][0]["journal"] is None
+    code, out, _ = _cli(capsys, "report", str(root / "out" / "suite.json"))
+    assert code == 3
+    assert out.splitlines()[0] == "Suite failed: 1 of 2 configurations completed (split eval)"
+    assert out.splitlines()[3].split()[:3] == [CONFIGS[0], "failed", "-"]
+    assert f"{CONFIGS[0]} FAILED: see modebench report" in out
