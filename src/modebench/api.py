@@ -382,6 +382,13 @@ def render_html(
     """
     from modebench.render.html import render_html as _render_html
     from modebench.stats import Bootstrap
+    from modebench.suite.summary import is_summary
+
+    for path in receipts:
+        if is_summary(path):
+            raise InputError(
+                f"{path} is a suite summary: the HTML report takes receipts (its <config>.json files)"
+            )
 
     return _render_html(list(receipts), output, Bootstrap(seed, resamples, level))
 

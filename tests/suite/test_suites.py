@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from modebench.api import EvaluationOptions, evaluate_file, evaluate_suite, prepare_suite
+from modebench.api import EvaluationOptions, evaluate_file, evaluate_suite, prepare_suite, render_html
 from modebench.cli import main
 from modebench.suite.configs import expand_configs, is_single, split_names
 from modebench.validation import InputError
@@ -187,6 +187,8 @@ def test_report_of_a_summary_is_one_table(suite_inputs: Path, capsys: Any) -> No
     code, out, _ = _cli(capsys, "report", str(root / "moved" / "suite.json"), "--format", "json")
     document = json.loads(out)
     assert document["schema"] == "modebench-suite-table-v1" and len(document["rows"]) == 2
+    with pytest.raises(InputError, match="is a suite summary: the HTML report takes receipts"):
+        render_html([root / "moved" / "suite.json"], root / "page.html")
     # an edited receipt is refused
     receipt = root / "moved" / "level1_countdown.json"
     receipt.write_bytes(receipt.read_bytes() + b" ")  # still valid JSON, other bytes
