@@ -138,7 +138,7 @@ def configs_of(args: argparse.Namespace) -> tuple[str | None, list[str] | None]:
     if args.config is None:
         return None, None
     if is_single(args.config):
-        return args.config[0].strip(), None
+        return args.config[0], None  # as given: the classic command, byte for byte
     return None, list(args.config)
 
 
