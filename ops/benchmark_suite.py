@@ -35,9 +35,7 @@ RUN = {
 
 def _cli(*argv: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    subprocess.run(
-        [sys.executable, "-m", "modebench", *argv], check=True, env=env, stdout=subprocess.DEVNULL
-    )
+    subprocess.run([sys.executable, "-m", "modebench", *argv], check=True, env=env, stdout=subprocess.DEVNULL)
 
 
 def _timed(label: str, commands: list[list[str]]) -> dict[str, Any]:
