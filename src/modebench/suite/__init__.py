@@ -4,4 +4,10 @@
 * ``modebench.suite.cards`` — the datasheet of each configuration of a generated release;
 * ``modebench.suite.calibrate`` — difficulty strata and a dev/test split from a pilot receipt;
 * ``modebench.suite.power`` — items needed for a paired accuracy comparison (McNemar).
+
+Running a suite (``docs/suites.md``):
+
+* ``modebench.suite.configs`` — which configurations a selection names (comma lists, ``all``);
+* ``modebench.suite.runs`` — prepare or evaluate several configurations in one call;
+* ``modebench.suite.summary`` — the ``suite.json`` summary: writing, reading and verifying it.
 """

@@ -9,6 +9,7 @@ one-configuration evaluation of that file gives, plus the summary ``OUT/suite.js
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import secrets
@@ -52,7 +53,7 @@ def prepare_suite(
     names = expand_configs(configs, split, registry=registry, offline=offline, cache_dir=cache_dir)
     loaded: RegistryLike = preload_registry(registry, offline, cache_dir)  # read once for all configs
     temporary = target.parent / f".{target.name}-{secrets.token_hex(6)}"
-    temporary.mkdir(parents=False)
+    temporary.mkdir(parents=True)  # parents as a one-config prepare makes them
     try:
         counts = {
             name: export_requests(
@@ -141,7 +142,7 @@ def evaluate_suite(
                 evaluate_path(
                     path,
                     receipt,
-                    dataclasses.replace(chosen, config=name),
+                    dataclasses.replace(chosen, config=name, run=copy.deepcopy(chosen.run)),
                     # a configuration the stopped suite never reached simply starts
                     resume=resume
                     and (receipt.exists() or receipt.with_name(receipt.name + ".work").exists()),
