@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from modebench.cli._common import REGISTRY_HELP, SPLITS, add_split_options, print_json
+from modebench.cli._common import REGISTRY_HELP, SPLITS, add_ids_option, add_split_options, print_json
 
 __all__ = ["add_commands"]
 
@@ -27,7 +27,7 @@ def _source(args: argparse.Namespace) -> dict[str, Any]:
 def _prepare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from modebench.data import export_requests
 
-    print_json(export_requests(args.output, args.config, args.split, **_source(args)))
+    print_json(export_requests(args.output, args.config, args.split, ids=args.ids, **_source(args)))
     return 0
 
 
@@ -77,6 +77,7 @@ def add_commands(subparsers: Any) -> None:
     prepare = subparsers.add_parser("prepare", help="export frozen requests (no references) as JSONL")
     add_split_options(prepare, config_required=True)
     prepare.add_argument("--output", required=True, help="request JSONL to write (never overwritten)")
+    add_ids_option(prepare, "export only these prompts")
     prepare.set_defaults(handler=_prepare)
 
     datasets = subparsers.add_parser("datasets", help="list, describe, fetch and inspect frozen splits")

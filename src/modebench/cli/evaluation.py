@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from modebench.api_types import Progress
 from modebench.cli import _progress
-from modebench.cli._common import EXIT_FAILED, add_split_options, int_value, print_json
+from modebench.cli._common import EXIT_FAILED, add_ids_option, add_split_options, int_value, print_json
 from modebench.diagnostics import VerifierExecutionError
 from modebench.validation import InputError
 
@@ -71,6 +71,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         cache_dir=args.cache_dir,
         offline=args.offline,
         keep_checkpoint=args.keep_work,
+        ids=args.ids,
     )
     try:
         receipt = evaluate_file(
@@ -120,6 +121,7 @@ def add_commands(commands: Any) -> None:
         evaluate_cmd,
         config="frozen dataset config (e.g. level1_countdown): references come from that split",
     )
+    add_ids_option(evaluate_cmd, "grade only these prompts of the input (the others are skipped)")
     evaluate_cmd.add_argument(
         "--resume", action="store_true", help="continue an interrupted run from its checkpoint"
     )
