@@ -76,7 +76,9 @@ class FrozenSplit:
             )
         expected = len(self.expected_ids) if self.limit is None else min(self.limit, len(self.expected_ids))
         missing = expected - len(preflight.supplied_ids)
-        if missing and self.limit is not None and not self.allow_partial:
+        if preflight.options.prompt_ids is not None:  # complete = every listed id (checked before)
+            missing = len(preflight.options.prompt_ids) - len(preflight.supplied_ids)
+        elif missing and self.limit is not None and not self.allow_partial:
             raise InputError(
                 f"incomplete limited selection: missing {missing} of the first {expected} prompts; "
                 "explicitly allow_partial to evaluate a subset"

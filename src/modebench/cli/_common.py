@@ -21,6 +21,7 @@ __all__ = [
     "SPLITS",
     "Handler",
     "add_config_list",
+    "add_ids_option",
     "add_split_options",
     "configs_of",
     "error_message",
@@ -169,3 +170,13 @@ def add_split_options(
     roots.add_argument("--cache-dir", help="cache base instead of $XDG_CACHE_HOME/modebench")
     parser.add_argument("--offline", action="store_true", help="never download; use only the verified cache")
     parser.add_argument("--registry", help=REGISTRY_HELP)
+
+
+def add_ids_option(parser: argparse.ArgumentParser, effect: str) -> None:
+    """``--ids FILE``: a prompt-id list as ``calibrate --dev-ids/--test-ids`` writes it."""
+    parser.add_argument(
+        "--ids",
+        metavar="FILE",
+        help=f"{effect}: a file of prompt ids, one per line ('#' comments and blank lines ignored), "
+        "e.g. written by 'calibrate --dev-ids/--test-ids'",
+    )

@@ -13,6 +13,7 @@ from modebench.cli._common import (
     REGISTRY_HELP,
     SPLITS,
     add_config_list,
+    add_ids_option,
     add_split_options,
     configs_of,
     print_json,
@@ -41,7 +42,9 @@ def _prepare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from modebench.data import export_requests
 
     assert config is not None  # --config is required
-    print_json(export_requests(args.output, config, args.split, limit=args.limit, **_source(args)))
+    print_json(
+        export_requests(args.output, config, args.split, ids=args.ids, limit=args.limit, **_source(args))
+    )
     return 0
 
 
@@ -96,6 +99,7 @@ def add_commands(subparsers: Any) -> None:
         required=True,
         help="request JSONL to write, or the directory for several configs (never overwritten)",
     )
+    add_ids_option(prepare, "export only these prompts")
     prepare.set_defaults(handler=_prepare)
 
     datasets = subparsers.add_parser("datasets", help="list, describe, fetch and inspect frozen splits")

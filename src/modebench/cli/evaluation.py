@@ -17,6 +17,7 @@ from modebench.cli import _progress
 from modebench.cli._common import (
     EXIT_FAILED,
     add_config_list,
+    add_ids_option,
     add_split_options,
     configs_of,
     int_value,
@@ -100,6 +101,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         offline=args.offline,
         keep_checkpoint=args.keep_work,
         limit=args.limit,
+        ids=args.ids,
     )
     if suite is not None:
         return _evaluate_suite(args, parser, suite, options)
@@ -183,6 +185,7 @@ def add_commands(commands: Any) -> None:
         "<config>.json receipts plus suite.json",
     )
     add_split_options(evaluate_cmd, config=None)
+    add_ids_option(evaluate_cmd, "grade only these prompts of the input (the others are skipped)")
     evaluate_cmd.add_argument(
         "--resume", action="store_true", help="continue an interrupted run from its checkpoint"
     )
