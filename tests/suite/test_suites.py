@@ -123,6 +123,19 @@ def test_prepare_suite_failure_leaves_nothing(tmp_path: Path, capsys: Any) -> No
     )
     assert code == 2 and "unknown dataset selection: nope/eval" in err
     assert list(tmp_path.iterdir()) == []
+    argv = [
+        "prepare",
+        "--registry",
+        "bundled",
+        "--config",
+        "all",
+        "--ids",
+        "ids.txt",
+        "--output",
+        str(target),
+    ]
+    code, _, err = _cli(capsys, *argv)
+    assert code == 2 and "--ids applies to a single --config" in err and list(tmp_path.iterdir()) == []
 
 
 def test_evaluated_suite_receipts_equal_single_config_receipts(suite_inputs: Path, capsys: Any) -> None:
@@ -234,7 +247,7 @@ def test_suite_input_errors_name_the_files(suite_inputs: Path, capsys: Any) -> N
         "--output",
         "x",
     )
-    assert code == 2 and "--work-dir and --shard apply to a single --config" in err
+    assert code == 2 and "--work-dir, --shard and --ids apply to a single --config" in err
 
 
 def test_an_input_error_keeps_finished_receipts_and_resume_completes(suite_inputs: Path, capsys: Any) -> None:

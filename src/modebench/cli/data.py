@@ -37,6 +37,8 @@ def _prepare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if suite is not None:
         from modebench.api import prepare_suite
 
+        if args.ids is not None:
+            parser.error("--ids applies to a single --config")
         print_json(prepare_suite(args.output, suite, args.split, limit=args.limit, **_source(args)))
         return 0
     from modebench.data import export_requests

@@ -139,8 +139,8 @@ def _evaluate_suite(
 ) -> int:
     from modebench.api import evaluate_suite
 
-    if args.work_dir is not None or args.shard is not None:
-        parser.error("--work-dir and --shard apply to a single --config")
+    if args.work_dir is not None or args.shard is not None or args.ids is not None:
+        parser.error("--work-dir, --shard and --ids apply to a single --config")
     result = evaluate_suite(
         args.input,
         args.output,
