@@ -108,6 +108,7 @@ def evaluate_path(
             backend=backend,
             cluster_address=cluster_address,
             shard=selected,
+            unscorable=options.unscorable,
         )
     except VerifierExecutionError as exc:
         _failure_receipt(output_path, exc, Path(input_path))

@@ -17,7 +17,10 @@ from modebench.cli._common import EXIT_FAILED, int_value, print_json
 from modebench.diagnostics import VerifierExecutionError
 from modebench.validation import InputError
 
-__all__ = ["add_commands"]
+__all__ = ["UNSCORABLE_OPTION", "add_commands"]
+
+#: The opt-in unscorable policy as a user of the CLI spells it.
+UNSCORABLE_OPTION = "--unscorable count-as-incorrect"
 
 
 class _ProgressPrinter:
@@ -68,6 +71,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         cache_dir=args.cache_dir,
         offline=args.offline,
         keep_checkpoint=args.keep_work,
+        unscorable=args.unscorable,
     )
     try:
         receipt = evaluate_file(
@@ -82,8 +86,14 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             cluster_address=args.ray_address,
             shard=args.shard,
         )
-    except VerifierExecutionError:  # the failure receipt is already published
+    except VerifierExecutionError as exc:  # the failure receipt is already published
         print_json({"output": args.output, "status": "failed"})
+        detail = exc.diagnostic.get("detail") if isinstance(exc.diagnostic, dict) else None
+        print(
+            f"modebench: reference validation could not run, so nothing was graded: {detail}\n"
+            f"(the failure receipt {args.output} holds this diagnostic)",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     print_json(
         {
@@ -95,6 +105,8 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             "work_dir": str(receipt.work_dir),
         }
     )
+    if receipt.unscorable is not None:  # after the contractual summary line, on stderr
+        print("modebench: " + receipt.unscorable.text(UNSCORABLE_OPTION), file=sys.stderr, flush=True)
     return 0 if receipt.status == "completed" else EXIT_FAILED
 
 
@@ -146,6 +158,16 @@ def add_commands(commands: Any) -> None:
         "--keep-work",
         action="store_true",
         help="keep the checkpoint ledger after a completed run (default: only the result journal stays)",
+    )
+    evaluate_cmd.add_argument(
+        "--unscorable",
+        choices=("fail-run", "count-as-incorrect"),
+        default="fail-run",
+        help=(
+            "responses that cannot be scored: fail-run voids every score (ModeBench 0.4.0); "
+            "count-as-incorrect scores timeouts and resource limits as incorrect draws and records "
+            "that in the receipt"
+        ),
     )
     from modebench.cli import backends
 
