@@ -315,7 +315,11 @@ class Preflight:
         if run is not None:
             wanted = run["generation"].get("draws_per_prompt")
             if wanted is not None and len(raw["responses"]) != wanted:
-                raise InputError("responses count does not match run.generation.draws_per_prompt")
+                # 0.4.0's text, then both numbers (the contract's text stays a prefix).
+                raise InputError(
+                    "responses count does not match run.generation.draws_per_prompt"
+                    f" (expected {wanted}, found {len(raw['responses'])})"
+                )
         messages = prompt_hash = profile = None
         if run is not None:
             condition = run["prompt_condition"]

@@ -50,9 +50,11 @@ _GROUPS = (
 
 def read_records(raw: bytes | str) -> tuple[list[Any], list[str]]:
     """Parse JSONL text into records and ``line N`` locations (blank lines are skipped)."""
-    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    # Bytes are split and decoded line by line, as the file evaluator reads them (so a leading
+    # UTF-8 byte order mark is accepted there too, as in ModeBench 0.4.0).
+    lines: list[str | bytes] = [*(raw.split(b"\n") if isinstance(raw, bytes) else raw.split("\n"))]
     records, locations = [], []
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
