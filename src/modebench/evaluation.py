@@ -20,7 +20,7 @@ from modebench.failures import policy as unscorable
 from modebench.identity import digest_json, software_identity, with_plugins
 from modebench.prompts import make_messages, messages_sha256, profile_metadata
 from modebench.run_metadata import validate_run
-from modebench.validation import InputError, json_value, positive_integer
+from modebench.validation import InputError, json_value, positive_integer, with_hint
 
 RECORD_FIELDS = (
     "id",
@@ -209,7 +209,7 @@ class Preflight:
         except VerifierExecutionError:
             raise
         except InputError as exc:
-            raise InputError(f"{label}: {exc}") from None
+            raise with_hint(InputError(f"{label}: {exc}"), exc.hint) from None
         except (ValueError, TypeError, KeyError) as exc:
             raise InputError(f"{label}: {exc}") from None
 

@@ -24,7 +24,20 @@ __all__ = [
 
 
 class InputError(ValueError):
-    """Invalid input, configuration, dataset, cache, checkpoint or receipt (not a wrong answer)."""
+    """Invalid input, configuration, dataset, cache, checkpoint or receipt (not a wrong answer).
+
+    ``hint``, when set, says more than the message may (the message is often the 0.4.0
+    contract's exact text): for a reference, the field, the value found and the value expected.
+    """
+
+    hint: str | None = None
+
+
+def with_hint(error: InputError, hint: object) -> InputError:
+    """``error`` carrying ``hint`` (a string; anything else leaves it without one)."""
+    if isinstance(hint, str) and hint:
+        error.hint = hint
+    return error
 
 
 class OptionError(InputError):

@@ -138,6 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _closed_pipe()
     except (ValueError, OSError) as exc:
+        hint = getattr(exc, "hint", None)
+        if isinstance(hint, str):  # said on its own line: the message itself stays the contract's
+            _fail(parser, f"{error_message(exc)}\n{parser.prog}: hint: {hint}")
         _fail(parser, error_message(exc))
     except (KeyboardInterrupt, Terminated) as exc:
         # Committed work is kept (workers are already stopped); one line says how to continue.

@@ -17,7 +17,7 @@ from modebench.cli._common import EXIT_FAILED, int_value, print_json
 from modebench.diagnostics import VerifierExecutionError
 from modebench.validation import InputError
 
-__all__ = ["UNSCORABLE_OPTION", "add_commands"]
+__all__ = ["UNSCORABLE_OPTION", "add_commands", "reference_formats", "with_reference_formats"]
 
 #: The opt-in unscorable policy as a user of the CLI spells it.
 UNSCORABLE_OPTION = "--unscorable count-as-incorrect"
@@ -110,8 +110,44 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0 if receipt.status == "completed" else EXIT_FAILED
 
 
+def reference_formats() -> str:
+    """The custom input format and each domain's reference (``answer``) in a few lines of help.
+
+    Built from the installed plug-ins when help is asked for (no domain is imported otherwise).
+    """
+    from modebench import domains
+
+    names = domains.names()
+    lines = [
+        "custom input (without --config): one JSON object per line, all saved responses of one prompt:",
+        f'  {{"id": "p1", "level": 1, "domain": "{names[0]}", "answer": {{...}}, '
+        '"responses": ["...", "..."]}',
+        "answer is the task's reference object; its verifier field names the domain's verifier:",
+    ]
+    for name in names:
+        verifiers = " or ".join(f'"{verifier}"' for verifier in domains.plugin(name).verifiers)
+        where = f"docs/scoring/{name}.md" if domains.origin(name) is None else "the plug-in's documentation"
+        lines.append(f"  {name}: {verifiers} (every field, with a complete example: {where})")
+    lines.append(
+        "a real reference of a built-in domain, offline: modebench datasets inspect "
+        "--config level1_<domain> --registry bundled --show-reference"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def with_reference_formats(parser: argparse.ArgumentParser) -> None:
+    """Append :func:`reference_formats` to ``parser``'s help (computed only when shown)."""
+    plain = parser.format_help
+
+    def format_help() -> str:
+        return plain() + "\n" + reference_formats()
+
+    parser.format_help = format_help  # type: ignore[method-assign]
+
+
 def add_commands(commands: Any) -> None:
     evaluate_cmd = commands.add_parser("evaluate", help="grade saved responses into a receipt")
+    with_reference_formats(evaluate_cmd)
     evaluate_cmd.add_argument("input", help="JSONL file: one prompt per line with all its saved responses")
     evaluate_cmd.add_argument(
         "--output", required=True, help="where to write the receipt (never overwritten)"
