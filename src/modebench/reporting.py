@@ -144,7 +144,17 @@ def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) ->
             raise InputError("invalid detailed-result count")
         if verify_results:
             journal = journal_path(path, payload)
-            if _journal_sha256(journal) != reference["sha256"]:
+            try:
+                digest = _journal_sha256(journal)
+            except FileNotFoundError as exc:
+                # 0.4.0's error (the OS error naming the path); the hint says what the file is.
+                exc.hint = (  # type: ignore[attr-defined]
+                    f"the receipt names its result journal {reference['path']!r} relative to its own "
+                    "directory; it holds every attempt's status and detail, so keep or copy it "
+                    "beside the receipt"
+                )
+                raise
+            if digest != reference["sha256"]:
                 raise InputError("detailed-result journal hash mismatch")
             _recompute(payload, journal)
             _check_identity(payload)

@@ -180,3 +180,22 @@ def test_evaluator_failures_are_never_counted() -> None:
     (counted,) = policy.apply(policy.COUNT_AS_INCORRECT, [slow])
     assert counted["status"] == "incorrect" and counted[policy.ORIGINAL_STATUS] == "timeout"
     assert policy.apply(policy.FAIL_RUN, [slow]) == [slow]
+
+
+def test_report_without_the_journal_says_where_it_should_be(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = _input(tmp_path / "in.jsonl")
+    main(["evaluate", str(source), "--output", str(tmp_path / "out.json"), "--progress-every", "0"])
+    (tmp_path / "moved").mkdir()
+    (tmp_path / "moved" / "out.json").write_bytes((tmp_path / "out.json").read_bytes())
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["report", str(tmp_path / "moved" / "out.json")])
+    assert exit_info.value.code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("modebench: error: [Errno 2] No such file or directory")  # 0.4.0's error
+    assert lines[1] == (
+        "modebench: hint: the receipt names its result journal 'out.json.work/results.jsonl' relative to "
+        "its own directory; it holds every attempt's status and detail, so keep or copy it beside the receipt"
+    )
