@@ -146,9 +146,13 @@ def evaluate_file(
         shard=shard,
     )
     explanation = None
-    if summary["status"] != "completed" or chosen.unscorable != "fail-run":
-        found = explain_unscorable(summary["output"], input_path=input_path)
-        explanation = found if found.counts or found.unavailable else None
+    # A shard receipt is explained once merged; an explanation never fails a finished run.
+    if shard is None and (summary["status"] != "completed" or chosen.unscorable != "fail-run"):
+        try:
+            found = explain_unscorable(summary["output"], input_path=input_path)
+        except (ValueError, OSError):
+            found = None
+        explanation = found if found is not None and (found.counts or found.unavailable) else None
     return EvaluationReceipt(
         output=pathlib.Path(summary["output"]),
         status=cast(EvaluationStatus, summary["status"]),

@@ -199,3 +199,12 @@ def test_report_without_the_journal_says_where_it_should_be(
         "modebench: hint: the receipt names its result journal 'out.json.work/results.jsonl' relative to "
         "its own directory; it holds every attempt's status and detail, so keep or copy it beside the receipt"
     )
+
+
+def test_a_failed_shard_finishes_and_shards_keep_the_default_policy(tmp_path: Path) -> None:
+    source = _input(tmp_path / "in.jsonl")
+    shard = api.evaluate_file(source, tmp_path / "s2.json", shard="2/2")  # holds p1's long response
+    assert shard.status == "failed" and shard.unscorable is None  # explained once merged
+    counted = api.EvaluationOptions(unscorable="count-as-incorrect")
+    with pytest.raises(OptionError, match="unscorable policy of a sharded run"):
+        api.evaluate_file(source, tmp_path / "s1.json", options=counted, shard="1/2")
