@@ -77,6 +77,11 @@ def evaluate_path(
     from modebench.backends.shard import parse_shard
 
     selected = parse_shard(shard) if shard is not None else None
+    prompt_ids = None
+    if options.ids is not None:
+        from modebench.suite.ids import read_ids
+
+        prompt_ids = read_ids(options.ids)
     run = options.run
     if options.run_file is not None:
         run = loads(Path(options.run_file).read_bytes())
@@ -109,6 +114,7 @@ def evaluate_path(
             cluster_address=cluster_address,
             shard=selected,
             unscorable=options.unscorable,
+            prompt_ids=prompt_ids,
         )
     except VerifierExecutionError as exc:
         _failure_receipt(output_path, exc, Path(input_path))

@@ -97,6 +97,9 @@ class EvaluationOptions:
     run_file: PathLike | None = None
     #: Keep the checkpoint ledger after a completed run (by default only the result journal stays).
     keep_checkpoint: bool = False
+    #: A prompt-id list file (``docs/prompt-ids.md``): grade only the input records it lists (every
+    #: listed id must be in the input, and in the split with ``config``); others are skipped.
+    ids: PathLike | None = None
     #: Unscorable attempts: ``"fail-run"`` (ModeBench 0.4.0: any one voids every score) or the
     #: opt-in ``"count-as-incorrect"`` (timeouts and resource limits scored as incorrect draws,
     #: recorded in the receipt's ``evaluation`` block; ``docs/evaluation.md``).

@@ -189,6 +189,8 @@ def _check_identity(payload: dict[str, Any]) -> None:
             "split": "eval",
             "allow_partial": False,
         }
+        if "prompt_ids" in dataset:  # graded a selection of the input (an id list)
+            options["prompt_ids"] = dataset["prompt_ids"]
         if "unscorable" in payload["evaluation"]:  # only a non-default policy is bound
             options["unscorable"] = payload["evaluation"]["unscorable"]
         identity = checkpoint_identity(payload["input_sha256"], options, None, software)

@@ -208,3 +208,26 @@ def test_a_failed_shard_finishes_and_shards_keep_the_default_policy(tmp_path: Pa
     counted = api.EvaluationOptions(unscorable="count-as-incorrect")
     with pytest.raises(OptionError, match="unscorable policy of a sharded run"):
         api.evaluate_file(source, tmp_path / "s1.json", options=counted, shard="1/2")
+
+
+def test_a_selection_of_prompts_is_located_by_its_own_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = _input(tmp_path / "in.jsonl", long_prompts=2)  # p1 on line 3, p2 on line 4
+    (tmp_path / "pick.ids").write_text("p2\n")
+    out = tmp_path / "out.json"
+    argv = [
+        "evaluate",
+        str(source),
+        "--output",
+        str(out),
+        "--progress-every",
+        "0",
+        "--ids",
+        str(tmp_path / "pick.ids"),
+    ]
+    assert main(argv) == 3
+    assert "line 4, prompt 'p2', responses[2]: resource_limit" in capsys.readouterr().err
+    assert main(["report", str(out)]) == 3
+    err = capsys.readouterr().err
+    assert "record 1, prompt 'p2', responses[2]" in err and "the N-th selected record" in err

@@ -78,6 +78,8 @@ class FailureExplanation:
     unavailable: str | None = None
     #: A preflight failure receipt's ``failure`` detail (reference validation could not run).
     failure: str | None = None
+    #: The run graded a selection of the input (a prompt-id list): records count selected ones.
+    selection: bool = False
 
     @property
     def total(self) -> int:
@@ -114,7 +116,8 @@ class FailureExplanation:
         elif self.journal is not None:
             lines.append(f"  (every attempt's status and detail: the result journal {self.journal})")
         if any(attempt.line is None for attempt in self.attempts):
-            lines.append("  (record N: the N-th non-blank line of the graded input)")
+            which = "selected record" if self.selection else "non-blank line"
+            lines.append(f"  (record N: the N-th {which} of the graded input)")
         if self.status != "completed":
             advice = [status for status in sorted(self.counts) if status in _ADVICE]
             if advice:
@@ -171,12 +174,26 @@ def explain(
                         counted=unscorable is None,
                     )
                 )
-    lines = _line_numbers(input_path, payload.get("input_sha256"), {a.record for a in found})
+    dataset = payload.get("dataset")
+    selected = dataset.get("prompt_ids") if isinstance(dataset, dict) else None
+    chosen = {str(ident) for ident in selected} if isinstance(selected, list) else None
+    lines = _line_numbers(input_path, payload.get("input_sha256"), {a.record for a in found}, chosen)
     attempts = tuple(
         UnscorableAttempt(a.prompt_id, a.record, lines.get(a.record), a.draw, a.status, a.detail, a.counted)
         for a in found
     )
-    return FailureExplanation(path, status, counts, attempts, journal=journal)
+    return FailureExplanation(path, status, counts, attempts, journal=journal, selection=chosen is not None)
+
+
+def _record_id(line: bytes) -> str | None:
+    from modebench.validation import InputError, loads
+
+    try:
+        record = loads(line)
+    except InputError:
+        return None
+    ident = record.get("id") if isinstance(record, dict) else None
+    return None if isinstance(ident, bool) or not isinstance(ident, (str, int)) else str(ident)
 
 
 def _unscorable_counts(payload: dict[str, Any]) -> dict[str, int]:
@@ -211,9 +228,16 @@ def _entries(journal: Path) -> Iterator[dict[str, Any]]:
 
 
 def _line_numbers(
-    input_path: str | os.PathLike[str] | None, input_sha256: object, records: set[int]
+    input_path: str | os.PathLike[str] | None,
+    input_sha256: object,
+    records: set[int],
+    selected: set[str] | None = None,
 ) -> dict[int, int]:
-    """Physical line of each wanted record number, if ``input_path`` is the graded input."""
+    """Physical line of each wanted record number, if ``input_path`` is the graded input.
+
+    With ``selected`` (the run's prompt-id list) only the records it names count, as the
+    evaluator skipped the others.
+    """
     if input_path is None or not records or not isinstance(input_sha256, str):
         return {}
     try:
@@ -229,6 +253,8 @@ def _line_numbers(
         with open(input_path, "rb") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():  # blank lines are not records, but count as lines
+                    continue
+                if selected is not None and _record_id(line) not in selected:
                     continue
                 record += 1
                 if record in records:
