@@ -7,10 +7,12 @@ DEMO ?= demo-run
 
 .PHONY: demo check test quality lint typecheck release-files inventory bench dist check-install clean
 
+# -qq below: setuptools reports every editable install of this layout (the bundled release is
+# mapped from data/bundled) with an informational warning; errors still print and fail the build.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install -qq -e '.[dev]'
 	touch $(STAMP)
 
 ## demo: the main job on the embedded default — walkthrough → evaluate → report

@@ -114,6 +114,7 @@ def evaluate_path(
             cluster_address=cluster_address,
             shard=selected,
             limit=options.limit,
+            unscorable=options.unscorable,
             prompt_ids=prompt_ids,
         )
     except VerifierExecutionError as exc:

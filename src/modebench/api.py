@@ -29,6 +29,7 @@ from modebench.stats.table import StatsTable
 from modebench.validation import InputError
 
 if TYPE_CHECKING:
+    from modebench.failures.explain import FailureExplanation
     from modebench.generate import GenerationResult, GenerationSettings, Source
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "curves",
     "evaluate_file",
     "evaluate_suite",
+    "explain_unscorable",
     "export_dataset",
     "generate_responses",
     "grade",
@@ -210,6 +212,14 @@ def evaluate_file(
         cluster_address=cluster_address,
         shard=shard,
     )
+    explanation = None
+    # A shard receipt is explained once merged; an explanation never fails a finished run.
+    if shard is None and (summary["status"] != "completed" or chosen.unscorable != "fail-run"):
+        try:
+            found = explain_unscorable(summary["output"], input_path=input_path)
+        except (ValueError, OSError):
+            found = None
+        explanation = found if found is not None and (found.counts or found.unavailable) else None
     return EvaluationReceipt(
         output=pathlib.Path(summary["output"]),
         status=cast(EvaluationStatus, summary["status"]),
@@ -217,7 +227,20 @@ def evaluate_file(
         cells=int(summary["cells"]),
         work_dir=pathlib.Path(summary["work_dir"]),
         dataset_kind=summary["dataset_kind"],
+        unscorable=explanation,
     )
+
+
+def explain_unscorable(
+    receipt: PathLike, *, input_path: PathLike | None = None, limit: int = 10
+) -> FailureExplanation:
+    """The attempts of ``receipt`` that could not be scored: prompt id, record (and input line
+    when ``input_path`` is the graded input), draw index, status and detail for the first
+    ``limit``, counts for all, and what to do (``.text()``). Reads the result journal when it is
+    present and matches the receipt; otherwise says where the diagnostics live."""
+    from modebench.failures.explain import explain
+
+    return explain(receipt, input_path=input_path, limit=limit)
 
 
 def generate_responses(

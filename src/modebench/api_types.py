@@ -5,9 +5,12 @@ from __future__ import annotations
 import pathlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, TypedDict, Union
+from typing import TYPE_CHECKING, Literal, TypedDict, Union
 
 from modebench.contracts import Domain  # one definition; an installed plug-in's name is typed as it too
+
+if TYPE_CHECKING:
+    from modebench.failures.explain import FailureExplanation
 
 JSONValue = Union[None, bool, int, float, str, list["JSONValue"], dict[str, "JSONValue"]]  # noqa: UP007 - recursive alias
 Split = Literal["train", "dev", "eval"]
@@ -100,6 +103,10 @@ class EvaluationOptions:
     #: A prompt-id list file (``docs/prompt-ids.md``): grade only the input records it lists (every
     #: listed id must be in the input, and in the split with ``config``); others are skipped.
     ids: PathLike | None = None
+    #: Unscorable attempts: ``"fail-run"`` (ModeBench 0.4.0: any one voids every score) or the
+    #: opt-in ``"count-as-incorrect"`` (timeouts and resource limits scored as incorrect draws,
+    #: recorded in the receipt's ``evaluation`` block; ``docs/evaluation.md``).
+    unscorable: str = "fail-run"
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,8 @@ class EvaluationReceipt:
     cells: int
     work_dir: pathlib.Path
     dataset_kind: Literal["custom", "frozen"] = "custom"
+    #: The unscorable attempts (which prompts, lines, draws, statuses and why), when there were any.
+    unscorable: FailureExplanation | None = None
 
 
 @dataclass(frozen=True)

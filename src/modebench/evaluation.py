@@ -16,10 +16,11 @@ from typing import Any, TypedDict
 from modebench import domains, metrics
 from modebench.contracts import NOT_ADMITTED_LEVELS, NOT_DIFFICULTY_MATCHED, normalize_level
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
+from modebench.failures import policy as unscorable
 from modebench.identity import digest_json, software_identity, with_plugins
 from modebench.prompts import make_messages, messages_sha256, profile_metadata
 from modebench.run_metadata import validate_run
-from modebench.validation import InputError, json_value, positive_integer
+from modebench.validation import InputError, json_value, positive_integer, with_hint
 
 RECORD_FIELDS = (
     "id",
@@ -57,14 +58,23 @@ def protocol_notes(level: int, domain: str) -> list[str]:
 
 
 class StatusTally:
-    """Attempt statuses over a run: the receipt's ``status_counts`` and whether every attempt scored."""
+    """Attempt statuses over a run: the receipt's ``status_counts`` and whether every attempt scored.
 
-    def __init__(self) -> None:
+    ``policy`` is the run's policy for unscorable attempts (``modebench.failures.policy``);
+    ``counted`` tallies the attempts it scored as incorrect, by their original status.
+    """
+
+    def __init__(self, policy: str = unscorable.FAIL_RUN) -> None:
         self.counts: dict[str, int] = {}
+        self.policy = policy
+        self.counted: dict[str, int] = {}
 
     def add(self, result: dict[str, Any]) -> None:
         for attempt in result["draws"][0]["attempts"]:
             self.counts[attempt["status"]] = self.counts.get(attempt["status"], 0) + 1
+            original = attempt.get(unscorable.ORIGINAL_STATUS)
+            if original is not None:
+                self.counted[original] = self.counted.get(original, 0) + 1
 
     @property
     def healthy(self) -> bool:
@@ -72,7 +82,9 @@ class StatusTally:
         return not any(status in UNSCORABLE for status in self.counts)
 
     def block(self, threshold: int) -> dict[str, Any]:
-        return evaluation_block("completed" if self.healthy else "failed", self.counts, threshold)
+        block = evaluation_block("completed" if self.healthy else "failed", self.counts, threshold)
+        block.update(unscorable.evaluation_extras(self.policy, self.counted))
+        return block
 
 
 class PreparedRecord(TypedDict):
@@ -200,7 +212,7 @@ class Preflight:
         except VerifierExecutionError:
             raise
         except InputError as exc:
-            raise InputError(f"{label}: {exc}") from None
+            raise with_hint(InputError(f"{label}: {exc}"), exc.hint) from None
         except (ValueError, TypeError, KeyError) as exc:
             raise InputError(f"{label}: {exc}") from None
 
@@ -306,7 +318,11 @@ class Preflight:
         if run is not None:
             wanted = run["generation"].get("draws_per_prompt")
             if wanted is not None and len(raw["responses"]) != wanted:
-                raise InputError("responses count does not match run.generation.draws_per_prompt")
+                # 0.4.0's text, then both numbers (the contract's text stays a prefix).
+                raise InputError(
+                    "responses count does not match run.generation.draws_per_prompt"
+                    f" (expected {wanted}, found {len(raw['responses'])})"
+                )
         messages = prompt_hash = profile = None
         if run is not None:
             condition = run["prompt_condition"]
@@ -399,9 +415,10 @@ def evaluation_block(status: str, status_counts: dict[str, int], threshold: int)
 
 def tally_results(
     entries: Iterable[tuple[int, str, int, dict[str, Any]]],
+    policy: str = unscorable.FAIL_RUN,
 ) -> tuple[StatusTally, dict[tuple[int, str, int], metrics.CellAccumulator]]:
     """Status tally and cell accumulators of per-prompt results (v4 receipt assembly)."""
-    tally = StatusTally()
+    tally = StatusTally(policy)
     cells: dict[tuple[int, str, int], metrics.CellAccumulator] = {}
     for level, domain, k, result in entries:
         tally.add(result)

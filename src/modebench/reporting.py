@@ -144,7 +144,17 @@ def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) ->
             raise InputError("invalid detailed-result count")
         if verify_results:
             journal = journal_path(path, payload)
-            if _journal_sha256(journal) != reference["sha256"]:
+            try:
+                digest = _journal_sha256(journal)
+            except FileNotFoundError as exc:
+                # 0.4.0's error (the OS error naming the path); the hint says what the file is.
+                exc.hint = (  # type: ignore[attr-defined]
+                    f"the receipt names its result journal {reference['path']!r} relative to its own "
+                    "directory; it holds every attempt's status and detail, so keep or copy it "
+                    "beside the receipt"
+                )
+                raise
+            if digest != reference["sha256"]:
                 raise InputError("detailed-result journal hash mismatch")
             _recompute(payload, journal)
             _check_identity(payload)
@@ -181,6 +191,8 @@ def _check_identity(payload: dict[str, Any]) -> None:
         }
         if "prompt_ids" in dataset:  # graded a selection of the input (an id list)
             options["prompt_ids"] = dataset["prompt_ids"]
+        if "unscorable" in payload["evaluation"]:  # only a non-default policy is bound
+            options["unscorable"] = payload["evaluation"]["unscorable"]
         identity = checkpoint_identity(payload["input_sha256"], options, None, software)
         if digest_json(identity) == execution.get("identity_sha256"):
             return
@@ -212,15 +224,22 @@ def _journal_entries(journal: Path, expected: int) -> Iterator[dict[str, Any]]:
 def _recompute(payload: dict[str, Any], journal: Path) -> None:
     """Refuse a v4 receipt whose status, status counts or cells disagree with its journal."""
     from modebench.evaluation import tally_results, v4_cells
+    from modebench.failures import policy
 
     evaluation = payload["evaluation"]
     threshold = evaluation.get("min_defined_prompts")
     if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold <= 0:
         raise InputError("receipt evaluation has no valid min_defined_prompts")
+    unscorable = evaluation.get("unscorable", policy.FAIL_RUN)
+    if unscorable not in policy.POLICIES or unscorable == policy.FAIL_RUN and "unscorable" in evaluation:
+        raise InputError(f"receipt evaluation has an unknown unscorable policy: {unscorable!r}")
     try:
         tally, cells = tally_results(
-            (entry["level"], entry["domain"], entry["k"], entry["result"])
-            for entry in _journal_entries(journal, payload["prompt_results"]["records"])
+            (
+                (entry["level"], entry["domain"], entry["k"], entry["result"])
+                for entry in _journal_entries(journal, payload["prompt_results"]["records"])
+            ),
+            unscorable,
         )
     except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
         if isinstance(exc, InputError):
@@ -231,6 +250,13 @@ def _recompute(payload: dict[str, Any], journal: Path) -> None:
         raise InputError("receipt evaluation status disagrees with its result journal")
     if evaluation.get("status_counts") != dict(sorted(counts.items())):
         raise InputError("receipt status_counts disagree with its result journal")
+    if unscorable == policy.FAIL_RUN and tally.counted:
+        raise InputError(
+            "receipt declares no unscorable policy, but its result journal counts unscorable attempts as incorrect"
+        )
+    for key, value in policy.evaluation_extras(unscorable, tally.counted).items():
+        if evaluation.get(key) != value:
+            raise InputError(f"receipt evaluation {key} disagrees with its result journal")
     expected = v4_cells(cells, threshold, healthy)
     if len(expected) != len(payload["cells"]):
         raise InputError("receipt cells disagree with its result journal: cell count")
@@ -297,6 +323,16 @@ def summarize(payload: dict[str, Any]) -> str:
         lines.append(" ".join(fields))
         lines.extend(f"  Note: {note}" for note in cell.get("protocol_notes", []))
     lines.append(FOOTER)
+    counted = payload["evaluation"].get("counted_as_incorrect")
+    if "unscorable" in payload["evaluation"] and isinstance(counted, dict):
+        # Not a 0.4.0-policy receipt: say so under the table (0.4.0 receipts never get this line).
+        total = sum(value for value in counted.values() if _number(value))
+        by_status = ", ".join(f"{status} {count}" for status, count in sorted(counted.items()))
+        lines.append(
+            f"Unscorable policy {payload['evaluation']['unscorable']}: {total} unscorable responses "
+            f"were scored as incorrect ({by_status or 'none occurred'}); "
+            "these scores are not comparable with fail-run (ModeBench 0.4.0) receipts."
+        )
     return "\n".join(lines)
 
 

@@ -31,6 +31,7 @@ from modebench.evaluation import (
     tally_results,
     v4_cells,
 )
+from modebench.failures import policy
 from modebench.identity import (
     canonical,
     digest_json,
@@ -181,6 +182,7 @@ def evaluate_file(
     shard: Shard | None = None,
     limit: int | None = None,
     prompt_ids: PromptIds | None = None,
+    unscorable: str = policy.FAIL_RUN,
 ) -> dict[str, Any]:
     """Evaluate a JSONL file of saved responses; publish a v4 receipt; return a summary.
 
@@ -225,6 +227,14 @@ def evaluate_file(
         if options.config is None:
             raise OptionError("limit_requires_config", "limit requires a frozen config")
         raw_options["limit"] = limit
+    if policy.check(unscorable) != policy.FAIL_RUN:
+        if shard is not None:
+            raise OptionError(
+                "unscorable_shard", "the unscorable policy of a sharded run is not supported; use fail-run"
+            )
+        # Only a non-default policy enters the identity, so a default run's checkpoint identity
+        # (and the receipt's execution.identity_sha256) stays what 0.4.0 computes.
+        raw_options["unscorable"] = unscorable
     if registry is not None and options.config is None:
         raise InputError("registry requires a frozen config")
     frozen = None
@@ -370,7 +380,18 @@ def _run(
     history.append({"started_at": now_iso(), "workers": grader.workers, "resumed_prompts": done})
     ledger.put("history", history)
     ledger.commit()
-    _grade(ledger, journal, journal_digest, link, done, selection.size(count), grader, progress, selection)
+    _grade(
+        ledger,
+        journal,
+        journal_digest,
+        link,
+        done,
+        selection.size(count),
+        grader,
+        progress,
+        selection,
+        _policy(identity),
+    )
     _event(progress, "finalizing", count, count)
     if file_sha256(source) != identity["input_sha256"]:
         raise InputError("input changed during evaluation; no final output published")
@@ -638,6 +659,7 @@ def _grade(
     grader: Grader,
     progress: Progress | None,
     selection: Shard,
+    unscorable: str = policy.FAIL_RUN,
 ) -> None:
     _event(progress, "grading", done, count)
     if done == count:
@@ -669,7 +691,7 @@ def _grade(
             started = time.monotonic()
 
         for seq, prepared, attempts in grader.results(pending):
-            result_json = canonical(prompt_result(prepared, attempts))
+            result_json = canonical(prompt_result(prepared, policy.apply(unscorable, attempts)))
             line = _journal_line(seq, prepared, result_json)
             link = _ledger.chain_link(link, line)
             ledger.set_result(seq, result_json, link)
@@ -685,9 +707,15 @@ CellKey = tuple[int, str, int]
 
 def tally(
     results: Iterator[tuple[int, str, int, dict[str, Any]]],
+    unscorable: str = policy.FAIL_RUN,
 ) -> tuple[StatusTally, dict[CellKey, metrics.CellAccumulator]]:
     """Attempt statuses and cell accumulators of ``(level, domain, k, prompt result)`` in input order."""
-    return tally_results(results)  # the same code ``report`` recomputes receipts with
+    return tally_results(results, unscorable)  # the same code ``report`` recomputes receipts with
+
+
+def _policy(identity: dict[str, Any]) -> str:
+    """The run's unscorable policy, as its identity binds it (absent: the 0.4.0 default)."""
+    return str(identity["options"].get("unscorable", policy.FAIL_RUN))
 
 
 def receipt_text(
@@ -757,7 +785,7 @@ def _publish(
         (level, domain, k, json.loads(result_json))
         for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result")
     )
-    statuses, cells = tally(rows)
+    statuses, cells = tally(rows, _policy(ledger.get("identity")))
     meta = _run_meta(ledger, software, ledger.get("identity"))
     text, status = receipt_text(
         meta, statuses, cells, options.min_defined_prompts, journal_reference(journal, output, count)

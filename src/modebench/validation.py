@@ -24,7 +24,20 @@ __all__ = [
 
 
 class InputError(ValueError):
-    """Invalid input, configuration, dataset, cache, checkpoint or receipt (not a wrong answer)."""
+    """Invalid input, configuration, dataset, cache, checkpoint or receipt (not a wrong answer).
+
+    ``hint``, when set, says more than the message may (the message is often the 0.4.0
+    contract's exact text): for a reference, the field, the value found and the value expected.
+    """
+
+    hint: str | None = None
+
+
+def with_hint(error: InputError, hint: object) -> InputError:
+    """``error`` carrying ``hint`` (a string; anything else leaves it without one)."""
+    if isinstance(hint, str) and hint:
+        error.hint = hint
+    return error
 
 
 class OptionError(InputError):
@@ -51,6 +64,16 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def _bom_note(text: str, error: json.JSONDecodeError) -> str:
+    """Name a byte order mark that stopped the decoder: it is invisible in most editors."""
+    if "BOM" not in error.msg and 0 <= error.pos < len(text) and text[error.pos] == "\ufeff":
+        return " (a UTF-8 byte order mark, U+FEFF, is there; save the file without it)"
+    return ""
+
+
 def loads(data: str | bytes | bytearray) -> Any:
     """Strict JSON: duplicate keys, NaN/Infinity and overflowing numbers are errors.
 
@@ -70,13 +93,21 @@ def loads(data: str | bytes | bytearray) -> Any:
         return float(text)
 
     decoder = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=_float, parse_constant=_constant)
+    text = ""
     try:
-        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+        if isinstance(data, (bytes, bytearray)):
+            # One leading UTF-8 byte order mark is skipped, as ModeBench 0.4.0's ``json.loads`` of
+            # the line's bytes does (editors on Windows write one at the start of a file).
+            text = bytes(data[3:] if data.startswith(_BOM) else data).decode("utf-8")
+        else:
+            text = data
+            if text.startswith("\ufeff"):  # json.loads of a str refuses it, naming it
+                raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
         value = decoder.decode(text)
     except UnicodeDecodeError as exc:
         raise InputError(f"invalid JSON: {exc}") from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc}") from None
+        raise InputError(f"invalid JSON: {exc}{_bom_note(text, exc)}") from None
     except RecursionError:
         # The C decoder recurses once per nesting level; too deep is bad input, not a crash.
         raise InputError("invalid JSON: nesting is too deep") from None

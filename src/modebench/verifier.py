@@ -13,7 +13,7 @@ from typing import Any
 from modebench.contracts import normalize_domain, normalize_level
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError, result
 from modebench.domains._pipeline import parent_precheck
-from modebench.validation import InputError
+from modebench.validation import InputError, with_hint
 from modebench.worker_process import BoundedWorker
 
 _shared: BoundedWorker | None = None
@@ -80,7 +80,7 @@ def reference_check_with(worker: BoundedWorker, level: Any, domain: Any, answer:
         parsed: dict[str, Any] = reply["reference"]
         return parsed
     if reply["status"] == "invalid_reference":
-        raise InputError(str(reply.get("detail")))
+        raise with_hint(InputError(str(reply.get("detail"))), reply.get("hint"))
     if reply["status"] in UNSCORABLE:
         raise VerifierExecutionError(reply)
     raise VerifierExecutionError(result("worker_failure", detail="invalid reference reply"))

@@ -172,7 +172,9 @@ def _reference(level: Any, domain: Any, answer: Any) -> dict[str, Any]:
     try:
         parsed = check_reference(level, domain, answer)
     except ReferenceProblem as exc:
-        return result("invalid_reference", detail=exc.detail)
+        # The hint travels only in this reply (a reference check), never in a graded result.
+        extra = {"hint": exc.hint} if exc.hint is not None else {}
+        return result("invalid_reference", detail=exc.detail, **extra)
     return result("correct", reference=parsed)
 
 

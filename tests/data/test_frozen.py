@@ -312,7 +312,8 @@ def test_frozen_end_to_end_matches_custom_evaluation(server: Server, tmp_path: P
         (lambda r, i: {**r, "dataset_sha256": "0" * 64}, "dataset_sha256 does not match the frozen split"),
         (
             lambda r, i: {**r, "responses": r["responses"][:3]} if i == 1 else r,
-            "line 2, prompt 'level1_toy_countdown/eval/1': frozen evaluation requires the same number of draws per prompt",
+            "line 2, prompt 'level1_toy_countdown/eval/1': frozen evaluation requires the same number of draws"
+            " per prompt; retain failed draws (expected 4, as in the first prompt; found 3",
         ),
         (lambda r, i: {**r, "id": 0}, "unknown frozen prompt ID: 0"),
     ],

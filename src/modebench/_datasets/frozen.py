@@ -61,8 +61,10 @@ class FrozenSplit:
         if preflight.draws is None:
             preflight.draws = draws
         elif draws != preflight.draws:
+            # 0.4.0's text, then both numbers (the contract's text stays a prefix).
             raise InputError(
                 "frozen evaluation requires the same number of draws per prompt; retain failed draws"
+                f" (expected {preflight.draws}, as in the first prompt; found {draws})"
             )
         preflight.supplied_ids.add(rid)
         return self.level, self.domain, {"problem": problem, "answer": answer}

@@ -50,9 +50,11 @@ _GROUPS = (
 
 def read_records(raw: bytes | str) -> tuple[list[Any], list[str]]:
     """Parse JSONL text into records and ``line N`` locations (blank lines are skipped)."""
-    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    # Bytes are split and decoded line by line, as the file evaluator reads them (so a leading
+    # UTF-8 byte order mark is accepted there too, as in ModeBench 0.4.0).
+    lines: list[str | bytes] = [*(raw.split(b"\n") if isinstance(raw, bytes) else raw.split("\n"))]
     records, locations = [], []
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -136,6 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _closed_pipe()
     except (ValueError, OSError) as exc:
+        hint = getattr(exc, "hint", None)
+        if isinstance(hint, str):  # said on its own line: the message itself stays the contract's
+            _fail(parser, f"{error_message(exc)}\n{parser.prog}: hint: {hint}")
         _fail(parser, error_message(exc))
     except (KeyboardInterrupt, Terminated) as exc:
         # Committed work is kept (workers are already stopped); one line says how to continue.

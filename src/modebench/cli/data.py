@@ -111,6 +111,9 @@ def add_commands(subparsers: Any) -> None:
     card.add_argument("--config", required=True, help="dataset config, e.g. level1_countdown")
     card.add_argument("--registry", help=REGISTRY_HELP)
     card.set_defaults(handler=_card)
+    from modebench.cli.evaluation import with_reference_formats
+
+    with_reference_formats(card)  # the card describes a split; its rows' answer format is here
 
     listing = actions.add_parser("list", help="list registry splits")
     listing.add_argument("--config", help="only this config")

@@ -26,7 +26,10 @@ from modebench.cli._common import (
 from modebench.diagnostics import VerifierExecutionError
 from modebench.validation import InputError
 
-__all__ = ["add_commands"]
+__all__ = ["UNSCORABLE_OPTION", "add_commands", "reference_formats", "with_reference_formats"]
+
+#: The opt-in unscorable policy as a user of the CLI spells it.
+UNSCORABLE_OPTION = "--unscorable count-as-incorrect"
 
 
 class _ProgressPrinter:
@@ -101,6 +104,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         offline=args.offline,
         keep_checkpoint=args.keep_work,
         limit=args.limit,
+        unscorable=args.unscorable,
         ids=args.ids,
     )
     if suite is not None:
@@ -118,8 +122,14 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             cluster_address=args.ray_address,
             shard=args.shard,
         )
-    except VerifierExecutionError:  # the failure receipt is already published
+    except VerifierExecutionError as exc:  # the failure receipt is already published
         print_json({"output": args.output, "status": "failed"})
+        detail = exc.diagnostic.get("detail") if isinstance(exc.diagnostic, dict) else None
+        print(
+            f"modebench: reference validation could not run, so nothing was graded: {detail}\n"
+            f"(the failure receipt {args.output} holds this diagnostic)",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     print_json(
         {
@@ -131,6 +141,8 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             "work_dir": str(receipt.work_dir),
         }
     )
+    if receipt.unscorable is not None:  # after the contractual summary line, on stderr
+        print("modebench: " + receipt.unscorable.text(UNSCORABLE_OPTION), file=sys.stderr, flush=True)
     return 0 if receipt.status == "completed" else EXIT_FAILED
 
 
@@ -154,10 +166,44 @@ def _evaluate_suite(
     )
     print_json(result)
     return 0 if result["status"] == "completed" else EXIT_FAILED
+def reference_formats() -> str:
+    """The custom input format and each domain's reference (``answer``) in a few lines of help.
+
+    Built from the installed plug-ins when help is asked for (no domain is imported otherwise).
+    """
+    from modebench import domains
+
+    names = domains.names()
+    lines = [
+        "custom input (without --config): one JSON object per line, all saved responses of one prompt:",
+        f'  {{"id": "p1", "level": 1, "domain": "{names[0]}", "answer": {{...}}, '
+        '"responses": ["...", "..."]}',
+        "answer is the task's reference object; its verifier field names the domain's verifier:",
+    ]
+    for name in names:
+        verifiers = " or ".join(f'"{verifier}"' for verifier in domains.plugin(name).verifiers)
+        where = f"docs/scoring/{name}.md" if domains.origin(name) is None else "the plug-in's documentation"
+        lines.append(f"  {name}: {verifiers} (every field, with a complete example: {where})")
+    lines.append(
+        "a real reference of a built-in domain, offline: modebench datasets inspect "
+        "--config level1_<domain> --registry bundled --show-reference"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def with_reference_formats(parser: argparse.ArgumentParser) -> None:
+    """Append :func:`reference_formats` to ``parser``'s help (computed only when shown)."""
+    plain = parser.format_help
+
+    def format_help() -> str:
+        return plain() + "\n" + reference_formats()
+
+    parser.format_help = format_help  # type: ignore[method-assign]
 
 
 def add_commands(commands: Any) -> None:
     evaluate_cmd = commands.add_parser("evaluate", help="grade saved responses into a receipt")
+    with_reference_formats(evaluate_cmd)
     evaluate_cmd.add_argument(
         "input",
         help="JSONL file: one prompt per line with all its saved responses "
@@ -211,6 +257,16 @@ def add_commands(commands: Any) -> None:
         "--keep-work",
         action="store_true",
         help="keep the checkpoint ledger after a completed run (default: only the result journal stays)",
+    )
+    evaluate_cmd.add_argument(
+        "--unscorable",
+        choices=("fail-run", "count-as-incorrect"),
+        default="fail-run",
+        help=(
+            "responses that cannot be scored: fail-run voids every score (ModeBench 0.4.0); "
+            "count-as-incorrect scores timeouts and resource limits as incorrect draws and records "
+            "that in the receipt"
+        ),
     )
     from modebench.cli import backends
 

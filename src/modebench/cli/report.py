@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from modebench.cli._common import EXIT_FAILED, print_json
@@ -23,8 +24,25 @@ def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from modebench.api import report_table
 
     text, completed = report_table(args.receipt, args.format)
-    print(text)
+    print(text, flush=True)
+    if not completed:
+        _explain(args.receipt)
     return 0 if completed else EXIT_FAILED
+
+
+def _explain(receipts: list[str]) -> None:
+    """Where the failure detail is, on stderr: stdout keeps the contractual report text."""
+    from modebench.api import explain_unscorable
+    from modebench.cli.evaluation import UNSCORABLE_OPTION
+
+    for receipt in receipts:
+        explanation = explain_unscorable(receipt)
+        if explanation.status == "completed":
+            continue
+        text = explanation.text(UNSCORABLE_OPTION)
+        if text:
+            prefix = f"{receipt}: " if len(receipts) > 1 else ""
+            print(f"modebench: {prefix}{text}", file=sys.stderr)
 
 
 def add_commands(commands: Any) -> None:

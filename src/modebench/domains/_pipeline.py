@@ -31,11 +31,13 @@ _GRADE_ENVELOPE = len('{"operation": "grade", "level": , "domain": , "answer": ,
 
 
 class ReferenceProblem(Exception):
-    """Reference validation failed; ``detail`` is the full, user-facing message."""
+    """Reference validation failed; ``detail`` is the full, user-facing message (the contract's
+    text) and ``hint`` the field, the value found and the value expected, when known."""
 
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: str, hint: str | None = None) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.hint = hint
 
 
 def encoded_size(value: Any) -> int:
@@ -131,23 +133,52 @@ class ReferenceCache:
 
 
 def _validate(level: int, found: DomainPlugin, answer: Any, encoded: str) -> tuple[dict[str, Any], Any]:
-    if len(encoded.encode("utf-8")) > MAX_REFERENCE_BYTES:
-        raise ReferenceProblem("reference byte limit exceeded")
+    size = len(encoded.encode("utf-8"))
+    if size > MAX_REFERENCE_BYTES:
+        raise ReferenceProblem(
+            "reference byte limit exceeded",
+            f"answer: found {size:,} bytes of JSON, expected at most {MAX_REFERENCE_BYTES:,}",
+        )
     if isinstance(answer, str):
         try:
             answer = loads(answer)
         except InputError as exc:
-            raise ReferenceProblem(str(exc)) from None
+            raise ReferenceProblem(str(exc), "answer: a string must hold a JSON-encoded object") from None
     if not isinstance(answer, dict):
-        raise ReferenceProblem("answer must be an object or a JSON-encoded object")
+        raise ReferenceProblem(
+            "answer must be an object or a JSON-encoded object",
+            f"answer: found {_json_type(answer)}, expected an object with a verifier field",
+        )
     verifier = answer.get("verifier")
     if not (isinstance(verifier, str) and verifier in found.verifiers):
-        raise ReferenceProblem(f"answer.verifier {verifier!r} does not match domain {found.name!r}")
+        expected = " or ".join(repr(name) for name in found.verifiers)
+        raise ReferenceProblem(
+            f"answer.verifier {verifier!r} does not match domain {found.name!r}",
+            f"answer.verifier: found {verifier!r}, expected {expected} for domain {found.name!r}",
+        )
     try:
         parsed = found.validate_reference(level, answer)
     except InvalidReference as exc:
-        raise ReferenceProblem(f"invalid {found.name} reference: {exc.detail}") from None
+        raise ReferenceProblem(f"invalid {found.name} reference: {exc.detail}", _hint(found, exc)) from None
     return answer, parsed
+
+
+def _hint(found: DomainPlugin, problem: InvalidReference) -> str:
+    """The domain's own hint, else where its reference format is written down."""
+    if problem.hint is not None:
+        return problem.hint
+    from modebench.domains import origin
+
+    where = f"docs/scoring/{found.name}.md" if origin(found.name) is None else "its plug-in's documentation"
+    return f"the {found.name} answer object, every field with a complete example: {where}"
+
+
+def _json_type(value: Any) -> str:
+    """How JSON names the type of a decoded value."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    names = {int: "a number", float: "a number", list: "an array", str: "a string"}
+    return names.get(type(value), type(value).__name__)
 
 
 #: The process-wide cache of validated references (the worker's, or an in-process caller's).

@@ -9,6 +9,7 @@ as a ``BaseException`` subclass and must pass through).
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,11 +17,29 @@ from typing import Any
 
 
 class InvalidReference(Exception):
-    """The reference (task answer) breaks a domain rule. ``detail`` excludes the domain prefix."""
+    """The reference (task answer) breaks a domain rule. ``detail`` excludes the domain prefix.
 
-    def __init__(self, detail: str) -> None:
+    ``detail`` is the contract's text (ModeBench 0.4.0's). ``hint``, when given, names the field,
+    the value found and the value expected (``cases: found 1 input, expected 2 to 8``); it is shown
+    beside the detail, never inside it, and never recorded in a result.
+    """
+
+    def __init__(self, detail: str, hint: str | None = None) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.hint = hint
+
+
+#: ``shown(answer.get(name, MISSING))`` says the field is absent rather than null.
+MISSING: Any = object()
+
+
+def shown(value: Any) -> str:
+    """A found value for a hint: short JSON (``no such field`` when absent)."""
+    if value is MISSING:
+        return "no such field"
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 class Malformed(Exception):

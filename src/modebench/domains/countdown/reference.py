@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from modebench.domains._protocol import InvalidReference
+from modebench.domains._protocol import MISSING, InvalidReference, shown
 
 
 @dataclass(frozen=True)
@@ -31,12 +31,23 @@ def validate_reference(level: int, answer: dict[str, Any]) -> CountdownRef:
     """Check ``numbers`` (non-empty list), then ``target``, then every element of ``numbers``."""
     numbers = answer.get("numbers")
     if not isinstance(numbers, list) or not numbers:
-        raise InvalidReference("answer.numbers must be a nonempty list of integers")
+        raise InvalidReference(
+            "answer.numbers must be a nonempty list of integers",
+            f"answer.numbers: found {shown(answer.get('numbers', MISSING))}, "
+            "expected a nonempty list of integers such as [3, 6, 9]",
+        )
     target = answer.get("target")
     if not _is_json_integer(target):
-        raise InvalidReference("answer.target must contain integers")
-    if not all(_is_json_integer(number) for number in numbers):
-        raise InvalidReference("answer.numbers must contain integers")
+        raise InvalidReference(
+            "answer.target must contain integers",
+            f"answer.target: found {shown(answer.get('target', MISSING))}, expected an integer such as 18",
+        )
+    wrong = [number for number in numbers if not _is_json_integer(number)]
+    if wrong:
+        raise InvalidReference(
+            "answer.numbers must contain integers",
+            f"answer.numbers: found {shown(wrong[0])}, expected integers only",
+        )
     return CountdownRef(numbers=tuple(numbers), target=target, sorted_numbers=tuple(sorted(numbers)))
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from sympy import Expr
 
-from modebench.domains._protocol import InvalidReference
+from modebench.domains._protocol import MISSING, InvalidReference, shown
 from modebench.domains.mathir.algebra import NoTarget, normalise_tree, target, to_sympy
 from modebench.domains.mathir.expr import (
     REFERENCE_NODE_LIMIT,
@@ -106,7 +106,10 @@ def _max_steps(answer: dict[str, Any]) -> int:
         return DEFAULT_MAX_STEPS
     raw = answer["max_steps"]
     if not isinstance(raw, int) or isinstance(raw, bool) or not 1 <= raw <= 4:
-        raise InvalidReference("max_steps must be an integer in 1..4")
+        raise InvalidReference(
+            "max_steps must be an integer in 1..4",
+            f"answer.max_steps: found {shown(raw)}, expected an integer from 1 to 4 (or no such field: 4)",
+        )
     return raw
 
 
@@ -116,9 +119,15 @@ def command(op: str, arg: Tree, bindings: Mapping[str, Fraction]) -> Command:
 
 def _actions(raw: Any, symbols: frozenset[str], bindings: Mapping[str, Fraction]) -> dict[str, Command]:
     if not isinstance(raw, dict) or not 2 <= len(raw) <= 8:
-        raise InvalidReference("actions must be an object with 2..8 entries")
+        raise InvalidReference(
+            "actions must be an object with 2..8 entries",
+            f'answer.actions: found {shown(raw)}, expected an object of 2 to 8 actions such as {{"A": "sub(b)", "B": "div(a)"}}',
+        )
     if list(raw) != [chr(ord("A") + i) for i in range(len(raw))]:
-        raise InvalidReference("action IDs must be A, B, ... in order")
+        raise InvalidReference(
+            "action IDs must be A, B, ... in order",
+            f"answer.actions: found the IDs {', '.join(raw)}, expected {', '.join(chr(ord('A') + i) for i in range(len(raw)))}",
+        )
     seen: set[str] = set()
     out: dict[str, Command] = {}
     for action_id, text in raw.items():
@@ -141,9 +150,16 @@ def validate_reference(level: int, answer: dict[str, Any]) -> ParsedRef:
     verifier = answer.get("verifier")
     version = VERSIONS.get(verifier) if isinstance(verifier, str) else None
     if version is None:
-        raise InvalidReference(f"unknown verifier {verifier!r}")
+        raise InvalidReference(
+            f"unknown verifier {verifier!r}",
+            f"answer.verifier: found {shown(verifier)}, expected {' or '.join(map(repr, VERSIONS))}",
+        )
     if answer.get("mathir_version") != version:
-        raise InvalidReference(f"mathir_version must be {version!r}")
+        raise InvalidReference(
+            f"mathir_version must be {version!r}",
+            f"answer.mathir_version: found {shown(answer.get('mathir_version', MISSING))}, "
+            f"expected {version!r} (for verifier {verifier!r})",
+        )
     bindings = _bindings(answer.get("bindings"))
     symbols = frozenset(bindings) | {"x"}
     lhs_tree = _side(answer, "initial_lhs", symbols)

@@ -18,7 +18,7 @@ from decimal import Context, Decimal, InvalidOperation, Overflow
 from types import MappingProxyType
 from typing import Any, Final
 
-from modebench.domains._protocol import InvalidReference
+from modebench.domains._protocol import MISSING, InvalidReference, shown
 
 VERIFIER: Final = "pantry_plan"
 VERSION: Final = "pantry-v1"
@@ -102,9 +102,14 @@ class PantryRef:
 def _integer(value: Any, label: str, low: int, high: int) -> int:
     # JSON integers only: bools and integral floats such as 150.0 are rejected.
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidReference(f"{label} must be an integer")
+        raise InvalidReference(
+            f"{label} must be an integer", f"answer.{label}: found {shown(value)}, expected an integer"
+        )
     if not low <= value <= high:
-        raise InvalidReference(f"{label} is outside [{low}, {high}]")
+        raise InvalidReference(
+            f"{label} is outside [{low}, {high}]",
+            f"answer.{label}: found {value}, expected an integer from {low} to {high}",
+        )
     return value
 
 
@@ -203,12 +208,26 @@ def _targets(value: Any, rows: list[_RawRow]) -> dict[str, tuple[Decimal | None,
 def validate_reference(level: int, answer: dict[str, Any]) -> PantryRef:
     """Check a decoded ``answer`` object and precompute grading data."""
     if answer.get("verifier") != VERIFIER:
-        raise InvalidReference("verifier must be pantry_plan")
+        raise InvalidReference(
+            "verifier must be pantry_plan",
+            f"answer.verifier: found {shown(answer.get('verifier', MISSING))}, expected {VERIFIER!r}",
+        )
     if answer.get("pantry_version") != VERSION:
-        raise InvalidReference("unsupported PantryPlan version")
+        raise InvalidReference(
+            "unsupported PantryPlan version",
+            f"answer.pantry_version: found {shown(answer.get('pantry_version', MISSING))}, expected {VERSION!r}",
+        )
     ingredients = answer.get("ingredients")
     if not isinstance(ingredients, list) or not MIN_ROWS <= len(ingredients) <= MAX_ROWS:
-        raise InvalidReference(f"ingredients must be a list of {MIN_ROWS} to {MAX_ROWS} objects")
+        found = (
+            f"{len(ingredients)} objects"
+            if isinstance(ingredients, list)
+            else shown(answer.get("ingredients", MISSING))
+        )
+        raise InvalidReference(
+            f"ingredients must be a list of {MIN_ROWS} to {MAX_ROWS} objects",
+            f"answer.ingredients: found {found}, expected a list of {MIN_ROWS} to {MAX_ROWS} ingredient objects",
+        )
     seen: set[str] = set()
     rows = [_row(index, raw, seen) for index, raw in enumerate(ingredients)]
     count = len(rows)
@@ -218,7 +237,10 @@ def validate_reference(level: int, answer: dict[str, Any]) -> PantryRef:
     forbidden = _tags(answer.get("forbidden_tags", []), "forbidden_tags")
     targets = _targets(answer.get("targets"), rows)
     if level == 1 and count != LEVEL1_ROWS:
-        raise InvalidReference("Level 1 Pantry requires exactly six ingredients for its support mask")
+        raise InvalidReference(
+            "Level 1 Pantry requires exactly six ingredients for its support mask",
+            f"answer.ingredients: found {count} ingredients, expected 6 at level 1",
+        )
     return _build(rows, min_count, max_count, forbidden, targets)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from modebench.domains._protocol import InvalidReference
+from modebench.domains._protocol import MISSING, InvalidReference, shown
 
 VERIFIER = "python_factor_function"
 PYTHON_VERSION = "factor-v1"
@@ -44,19 +44,44 @@ def validate_reference(level: int, answer: dict[str, Any]) -> FactorReference:
     """Apply the domain checks in the contract's order; the level does not matter for this domain."""
     del level
     if answer.get("verifier") != VERIFIER:
-        raise InvalidReference("wrong Python ModeBench verifier")
+        raise InvalidReference(
+            "wrong Python ModeBench verifier",
+            f"answer.verifier: found {shown(answer.get('verifier', MISSING))}, expected {VERIFIER!r}",
+        )
     if answer.get("python_version") != PYTHON_VERSION:
-        raise InvalidReference("unsupported Python ModeBench version")
+        raise InvalidReference(
+            "unsupported Python ModeBench version",
+            f"answer.python_version: found {shown(answer.get('python_version', MISSING))}, "
+            f"expected {PYTHON_VERSION!r}",
+        )
     cases = answer.get("cases")
     if not isinstance(cases, list) or not MIN_CASES <= len(cases) <= MAX_CASES:
-        raise InvalidReference("cases must contain between two and eight inputs")
+        raise InvalidReference(
+            "cases must contain between two and eight inputs",
+            f"answer.cases: found {shown(answer.get('cases', MISSING))}, expected a list of "
+            f"{MIN_CASES} to {MAX_CASES} integers such as [6, 10, 15]",
+        )
     # JSON true/false decode to bool, a subclass of int: reject them explicitly; 10.0 is a float.
-    if not all(isinstance(value, int) and not isinstance(value, bool) for value in cases):
-        raise InvalidReference("case inputs must be integers")
+    wrong = [value for value in cases if not isinstance(value, int) or isinstance(value, bool)]
+    if wrong:
+        raise InvalidReference(
+            "case inputs must be integers", f"answer.cases: found {shown(wrong[0])}, expected an integer"
+        )
     if len(set(cases)) != len(cases):
-        raise InvalidReference("case inputs must be unique")
-    if not all(MIN_INPUT <= value <= MAX_INPUT for value in cases):
-        raise InvalidReference("case inputs are outside the bounded domain")
+        repeated = next(value for value in cases if cases.count(value) > 1)
+        raise InvalidReference(
+            "case inputs must be unique", f"answer.cases: found {repeated} twice, expected distinct inputs"
+        )
+    outside = [value for value in cases if not MIN_INPUT <= value <= MAX_INPUT]
+    if outside:
+        raise InvalidReference(
+            "case inputs are outside the bounded domain",
+            f"answer.cases: found {outside[0]}, expected inputs from {MIN_INPUT} to {MAX_INPUT}",
+        )
     if mode_count(cases) < 2:
-        raise InvalidReference("task does not have multiple valid modes")
+        raise InvalidReference(
+            "task does not have multiple valid modes",
+            f"answer.cases: found {shown(cases)} with {mode_count(cases)} valid answers, expected "
+            "at least two (every input composite, one with two or more proper divisors)",
+        )
     return FactorReference(cases=tuple(cases))
