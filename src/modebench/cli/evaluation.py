@@ -166,6 +166,8 @@ def _evaluate_suite(
     )
     print_json(result)
     return 0 if result["status"] == "completed" else EXIT_FAILED
+
+
 def reference_formats() -> str:
     """The custom input format and each domain's reference (``answer``) in a few lines of help.
 
