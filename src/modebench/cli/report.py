@@ -36,7 +36,12 @@ def _explain(receipts: list[str]) -> None:
     from modebench.cli.evaluation import UNSCORABLE_OPTION
 
     for receipt in receipts:
-        explanation = explain_unscorable(receipt)
+        try:
+            explanation = explain_unscorable(receipt)
+        except (ValueError, OSError):
+            # not a single receipt (a suite summary names its configs' receipts on stdout), or
+            # the receipt moved since report read it: the contractual report text stands alone
+            continue
         if explanation.status == "completed":
             continue
         text = explanation.text(UNSCORABLE_OPTION)
