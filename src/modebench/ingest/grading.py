@@ -62,9 +62,12 @@ def graded_steps(
         for entry in summary["files"]:
             if entry["step"] is None:
                 raise InputError(f"{os.fspath(source)}: {fmt} source has no training steps")
-            data = Path(entry["path"]).read_bytes()
-            key = hashlib.sha256(identity + b"\0" + data).hexdigest()
-            target = cache / key
+            step_input = Path(entry["path"])
+            digest = hashlib.sha256(identity + b"\0")
+            with step_input.open("rb") as handle:  # streamed: a step's file can be large
+                while chunk := handle.read(1 << 20):
+                    digest.update(chunk)
+            target = cache / digest.hexdigest()
             receipt = target / "report.json"
             if _completed(receipt):
                 counts["cached"] += 1
@@ -72,7 +75,8 @@ def graded_steps(
                 # An interrupted or failed grading is not reused: start that step afresh.
                 shutil.rmtree(target, ignore_errors=True)
                 target.mkdir()
-                (target / "input.jsonl").write_bytes(data)
+                # Moved, not copied: the scratch directory lives in the cache, one file system.
+                step_input.replace(target / "input.jsonl")
                 evaluate_path(
                     target / "input.jsonl",
                     receipt,
