@@ -22,7 +22,7 @@ _ROW_FIELDS = ("level", "domain", "answer")
 
 def _files(source: Path) -> list[Path]:
     if source.is_dir():
-        return sorted(p for p in source.rglob("samples_*.jsonl"))
+        return sorted(p for p in source.rglob("samples_*.jsonl") if p.is_file())
     return [source]
 
 

@@ -18,7 +18,7 @@ __all__ = ["read", "step_files"]
 
 def step_files(source: Path) -> list[tuple[int, Path]]:
     """``(step, file)`` of every ``{step}.jsonl`` in the directory (or the one file), by step."""
-    paths = [source] if source.is_file() else sorted(source.glob("*.jsonl"))
+    paths = [source] if source.is_file() else sorted(p for p in source.glob("*.jsonl") if p.is_file())
     steps = []
     for path in paths:
         if not path.stem.isdigit():
