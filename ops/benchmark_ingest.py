@@ -248,8 +248,8 @@ def _summary(results: list[dict[str, Any]], total: int) -> dict[str, Any]:
     }  # fmt: skip
     return {
         name: {
-            "wall_s": wall,
-            "cpu_s": cpu,
+            "wall_s": round(wall, 2),
+            "cpu_s": round(cpu, 2),
             "responses_per_cpu_s": round(total / cpu),
             "responses_per_wall_s": round(total / wall),
         }
