@@ -264,3 +264,76 @@ def test_inspect_json_log_joins_epochs(tmp_path: Path, capsys: pytest.CaptureFix
     code, _, err = _cli(capsys, "ingest", "inspect", str(log), "--output", str(tmp_path / "j.jsonl"))
     assert code == 2 and f"{log}: sample 4: missing field: output.completion" in err
     assert not (tmp_path / "j.jsonl").exists()
+
+
+# --- error paths common to every format --------------------------------------------------------
+
+
+def test_trl_damaged_row_group_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "completions_00001.parquet"
+    rows = 200
+    table = pa.table(
+        {
+            "prompt": [f"p{i % 5}" * 50 for i in range(rows)],
+            "completion": [f"answer {i} " * 20 for i in range(rows)],
+        }
+    )
+    pq.write_table(table, path, row_group_size=100, compression="snappy")
+    # Overwrite the second row group's completion pages: the footer stays readable, so the damage
+    # surfaces only while batches are read.
+    column = pq.ParquetFile(path).metadata.row_group(1).column(1)
+    start = column.dictionary_page_offset or column.data_page_offset
+    data = bytearray(path.read_bytes())
+    data[start : start + column.total_compressed_size] = b"Z" * column.total_compressed_size
+    path.write_bytes(bytes(data))
+    code, _, err = _cli(capsys, "ingest", "trl", str(path), "--output", str(tmp_path / "o.jsonl"))
+    assert code == 2 and f"{path}: after row " in err and "not a readable Parquet file" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not list(tmp_path.glob("*.jsonl")) and not list(tmp_path.glob(".*"))
+
+
+def test_unwritable_output_is_named_and_nothing_is_left(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], requests: list[dict[str, Any]]
+) -> None:
+    rollouts = _verl_dir(tmp_path, requests)
+    out = tmp_path / "missing-dir" / "o.jsonl"
+    code, _, err = _cli(capsys, "ingest", "verl", str(rollouts), "--output", str(out), *REGISTRY)
+    assert code == 2 and f"{out.with_name('o.step-10.jsonl')}: cannot write" in err
+    assert ".partial" not in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rollouts"]
+
+
+def test_a_failing_later_step_leaves_no_earlier_step_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], requests: list[dict[str, Any]]
+) -> None:
+    rollouts = _verl_dir(tmp_path, requests)
+    _write_lines(rollouts / "30.jsonl", [{"input": "x", "output": "y"}, {"input": 3, "output": "y"}])
+    out = tmp_path / "out" / "o.jsonl"
+    out.parent.mkdir()
+    code, _, err = _cli(capsys, "ingest", "verl", str(rollouts), "--output", str(out), *REGISTRY)
+    assert code == 2 and f"{rollouts / '30.jsonl'}: line 2: input must be a string" in err
+    assert list(out.parent.iterdir()) == []
+
+
+def test_step_named_directories_are_not_step_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "dump" / "3.jsonl").mkdir(parents=True)
+    code, _, err = _cli(
+        capsys, "ingest", "verl", str(tmp_path / "dump"), "--output", str(tmp_path / "o.jsonl")
+    )
+    assert code == 2 and f"{tmp_path / 'dump'}: no verl {{step}}.jsonl rollout files" in err
+
+
+def test_trajectory_of_a_malformed_dump_names_it_and_leaves_no_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], requests: list[dict[str, Any]]
+) -> None:
+    rollouts = _verl_dir(tmp_path, requests)
+    (rollouts / "20.jsonl").write_text('{"input": "x", "output": "y"}\n{broken\n')
+    cache = tmp_path / "grading"
+    code, _, err = _cli(capsys, "trajectory", f"verl:{rollouts}", *REGISTRY, "--grading-cache", str(cache))
+    assert code == 2 and f"{rollouts / '20.jsonl'}: line 2: invalid JSON" in err and "Traceback" not in err
+    assert not cache.exists()

@@ -17,6 +17,7 @@ pytest.importorskip("inspect_ai")
 pytest.importorskip("pyarrow")
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
+from inspect_ai.log import read_eval_log, write_eval_log  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
 from modebench.api import EvaluationOptions, Task, evaluate_file, grade, ingest, load_tasks  # noqa: E402
@@ -90,6 +91,12 @@ def test_inspect_eval_log_converts_to_the_evaluate_receipt(tmp_path: Path) -> No
     [log_file] = (tmp_path / "logs").glob("*.eval")
     summary = ingest("inspect", log_file, tmp_path / "ingested.jsonl", registry="bundled", config=CONFIG)
     assert summary["prompts"] == PROMPTS and summary["unmatched"] == 0
+    # The log as Inspect's own reader sees it, written in Inspect's .json format (streamed by the
+    # other reader), ingests to the same bytes.
+    json_log = tmp_path / "log.json"
+    write_eval_log(read_eval_log(str(log_file)), str(json_log), format="json")
+    ingest("inspect", json_log, tmp_path / "from-json.jsonl", registry="bundled", config=CONFIG)
+    assert (tmp_path / "from-json.jsonl").read_bytes() == (tmp_path / "ingested.jsonl").read_bytes()
     direct = tmp_path / "direct.jsonl"
     direct.write_text("".join(json.dumps({"id": t.id, "responses": draws[t.problem]}) + "\n" for t in tasks))
     options = EvaluationOptions(config=CONFIG, registry="bundled", run=RUN, allow_partial=True)

@@ -111,9 +111,12 @@ def ingest(
         target = step_path(out, step) if stepped and step is not None else out
         temporary = target.with_name(f".{target.name}.partial")
         written.append((temporary, target))
-        with temporary.open("w", encoding="utf-8") as handle:
-            for record in records.values():
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        try:
+            with temporary.open("w", encoding="utf-8") as handle:
+                for record in records.values():
+                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        except OSError as exc:  # name the output the user gave, not the temporary
+            raise InputError(f"{target}: cannot write ({exc.strerror or exc})") from None
         files.append(
             {
                 "step": step,

@@ -8,6 +8,7 @@ only the steps that are new (or whose dump changed).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -44,10 +45,29 @@ def graded_steps(
     workers: int = 1,
 ) -> tuple[list[tuple[int, Path]], dict[str, Any]]:
     """``(step, receipt)`` for every step of the source, and counts of graded/cached steps."""
+    cache = Path(cache_dir)
+    created = not cache.exists()
+    cache.mkdir(parents=True, exist_ok=True)
+    try:
+        return _graded_steps(fmt, source, cache, index=index, options=options, workers=workers)
+    except BaseException:
+        if created:  # a failure before any step was graded (a malformed dump) leaves no cache
+            with contextlib.suppress(OSError):
+                cache.rmdir()
+        raise
+
+
+def _graded_steps(
+    fmt: str,
+    source: str | os.PathLike[str],
+    cache: Path,
+    *,
+    index: PromptIndex,
+    options: EvaluationOptions,
+    workers: int,
+) -> tuple[list[tuple[int, Path]], dict[str, Any]]:
     from modebench._file_evaluation import evaluate_path
 
-    cache = Path(cache_dir)
-    cache.mkdir(parents=True, exist_ok=True)
     run_file = Path(options.run_file).read_bytes() if options.run_file is not None else b""
     identity = json.dumps(
         {"schema": CACHE_SCHEMA, "config": options.config, "split": options.split,
@@ -62,9 +82,12 @@ def graded_steps(
         for entry in summary["files"]:
             if entry["step"] is None:
                 raise InputError(f"{os.fspath(source)}: {fmt} source has no training steps")
-            data = Path(entry["path"]).read_bytes()
-            key = hashlib.sha256(identity + b"\0" + data).hexdigest()
-            target = cache / key
+            step_input = Path(entry["path"])
+            digest = hashlib.sha256(identity + b"\0")
+            with step_input.open("rb") as handle:  # streamed: a step's file can be large
+                while chunk := handle.read(1 << 20):
+                    digest.update(chunk)
+            target = cache / digest.hexdigest()
             receipt = target / "report.json"
             if _completed(receipt):
                 counts["cached"] += 1
@@ -72,7 +95,8 @@ def graded_steps(
                 # An interrupted or failed grading is not reused: start that step afresh.
                 shutil.rmtree(target, ignore_errors=True)
                 target.mkdir()
-                (target / "input.jsonl").write_bytes(data)
+                # Moved, not copied: the scratch directory lives in the cache, one file system.
+                step_input.replace(target / "input.jsonl")
                 evaluate_path(
                     target / "input.jsonl",
                     receipt,

@@ -22,7 +22,7 @@ _ROW_FIELDS = ("level", "domain", "answer")
 
 def _files(source: Path) -> list[Path]:
     if source.is_dir():
-        return sorted(p for p in source.rglob("samples_*.jsonl"))
+        return sorted(p for p in source.rglob("samples_*.jsonl") if p.is_file())
     return [source]
 
 
@@ -58,7 +58,8 @@ def read(source: Path) -> Iterator[SourcePrompt]:
     if not files:
         raise InputError(f"{source}: no lm-eval samples_*.jsonl files")
     for path in files:
-        for location, line in iter_json_lines(path):
+        for number, line in iter_json_lines(path):
+            location = f"{path}: line {number}"
             doc = line.get("doc")
             if not isinstance(doc, dict):
                 raise InputError(f"{location}: missing field: doc")

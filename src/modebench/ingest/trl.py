@@ -27,7 +27,7 @@ def step_files(source: Path) -> list[tuple[int, Path]]:
         paths = [source]
     else:
         folder = source / "completions" if (source / "completions").is_dir() else source
-        paths = sorted(folder.glob("completions_*.parquet"))
+        paths = sorted(p for p in folder.glob("completions_*.parquet") if p.is_file())
     steps = []
     for path in paths:
         found = _NAME.fullmatch(path.name)
@@ -49,19 +49,32 @@ def _completion(value: Any, location: str) -> str:
     raise InputError(f"{location}: completion must be a string or a list of chat messages")
 
 
+def _reason(exc: Exception) -> str:
+    return " ".join(str(exc).split())  # pyarrow's messages span lines
+
+
 def read_step(step: int, path: Path) -> Iterator[SourcePrompt]:
     pq = need_pyarrow()
     try:
         parquet = pq.ParquetFile(path)
     except Exception as exc:  # pyarrow raises several types for a non-Parquet file
-        raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+        raise InputError(f"{path}: not a readable Parquet file ({_reason(exc)})") from None
     names = set(parquet.schema_arrow.names)
     for column in ("prompt", "completion"):
         if column not in names:
             raise InputError(f"{path}: missing column: {column}")
     groups: dict[str, tuple[str, Any, list[str]]] = {}
     row = 0
-    for batch in parquet.iter_batches(columns=["prompt", "completion"]):
+    batches = parquet.iter_batches(columns=["prompt", "completion"])
+    while True:
+        try:  # a damaged page surfaces only when its batch is read
+            batch = next(batches, None)
+        except Exception as exc:  # pyarrow raises several types for a damaged file
+            raise InputError(
+                f"{path}: after row {row}: not a readable Parquet file ({_reason(exc)})"
+            ) from None
+        if batch is None:
+            break
         for prompt, completion in zip(
             batch.column("prompt").to_pylist(), batch.column("completion").to_pylist(), strict=True
         ):

@@ -18,7 +18,7 @@ __all__ = ["read", "step_files"]
 
 def step_files(source: Path) -> list[tuple[int, Path]]:
     """``(step, file)`` of every ``{step}.jsonl`` in the directory (or the one file), by step."""
-    paths = [source] if source.is_file() else sorted(source.glob("*.jsonl"))
+    paths = [source] if source.is_file() else sorted(p for p in source.glob("*.jsonl") if p.is_file())
     steps = []
     for path in paths:
         if not path.stem.isdigit():
@@ -33,14 +33,16 @@ def step_files(source: Path) -> list[tuple[int, Path]]:
 
 def read_step(step: int, path: Path) -> Iterator[SourcePrompt]:
     groups: dict[str, tuple[str, list[str]]] = {}
-    for location, line in iter_json_lines(path):
-        for field in ("input", "output"):
-            if not isinstance(line.get(field), str):
-                raise InputError(f"{location}: {field} must be a string")
-        prompt: str = line["input"]
-        if prompt not in groups:
-            groups[prompt] = (location, [])
-        groups[prompt][1].append(line["output"])
+    for number, line in iter_json_lines(path):
+        prompt, output = line.get("input"), line.get("output")
+        if not isinstance(prompt, str):
+            raise InputError(f"{path}: line {number}: input must be a string")
+        if not isinstance(output, str):
+            raise InputError(f"{path}: line {number}: output must be a string")
+        group = groups.get(prompt)
+        if group is None:
+            group = groups[prompt] = (f"{path}: line {number}", [])
+        group[1].append(output)
     for prompt, (location, responses) in groups.items():
         yield SourcePrompt(step, None, prompt, responses, location)
 

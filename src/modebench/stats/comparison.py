@@ -16,7 +16,7 @@ import itertools
 import math
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -83,10 +83,21 @@ def _join(
     up, so runs of the same input (same order) compare in constant memory. ``counts`` receives the
     number of prompts of each run.
     """
+    return join_summaries(iter_summaries(a), iter_summaries(b), (a, b), counts)
+
+
+def join_summaries(
+    first: Iterable[PromptSummary],
+    second: Iterable[PromptSummary],
+    names: tuple[str | os.PathLike[str], str | os.PathLike[str]],
+    counts: dict[str, int] | None = None,
+) -> Iterator[tuple[PromptSummary, PromptSummary]]:
+    """:func:`_join` over summaries already read (``names``: the receipts, for messages)."""
+    a, b = names
     pending: tuple[dict[tuple[int, str, str], PromptSummary], ...] = ({}, {})
     totals = [0, 0]
     differing: list[str] = []
-    for pair in itertools.zip_longest(iter_summaries(a), iter_summaries(b)):
+    for pair in itertools.zip_longest(first, second):
         if pair[0] is not None and pair[1] is not None and _key(pair[0]) == _key(pair[1]):
             totals[0] += 1
             totals[1] += 1
@@ -252,7 +263,12 @@ def compare(
 
 def iter_prompt_retention(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Per matched prompt: the modes A found, B found, retained, lost, gained (keys themselves)."""
-    for mine, other in _join(a, b):
+    return retention_records(_join(a, b))
+
+
+def retention_records(pairs: Iterable[tuple[PromptSummary, PromptSummary]]) -> Iterator[dict[str, Any]]:
+    """:func:`iter_prompt_retention` of matched pairs (e.g. from :func:`join_summaries`)."""
+    for mine, other in pairs:
         yield {
             "level": mine.cell[0],
             "domain": mine.cell[1],

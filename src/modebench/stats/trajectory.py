@@ -11,11 +11,14 @@ produced. The mode keys lost at each step, per prompt, travel in the JSON docume
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from modebench.stats.comparison import iter_prompt_retention
-from modebench.stats.summary import curves
+from modebench.identity import file_sha256
+from modebench.stats.comparison import join_summaries, retention_records
+from modebench.stats.profiles import CellKey, Profile, PromptSummary, iter_summaries
+from modebench.stats.summary import curves_from_profiles
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
 
@@ -26,9 +29,13 @@ COLUMNS = ("step", "level", "domain", "draws", "metric", "k", "estimate", "promp
 _RETENTION = ("modes_first", "modes_kept", "modes_lost", "modes_gained", "retention_share")
 
 
-def _retention_rows(step: int, first: str, receipt: str, lost: dict[str, list[str]]) -> list[dict[str, Any]]:
+def _retention_rows(
+    step: int, first: tuple[str, list[PromptSummary]], receipt: tuple[str, list[PromptSummary]],
+    lost: dict[str, list[str]],
+) -> list[dict[str, Any]]:  # fmt: skip
     cells: dict[tuple[int, str], list[int]] = {}
-    for record in iter_prompt_retention(first, receipt):
+    pairs = join_summaries(first[1], receipt[1], (first[0], receipt[0]))
+    for record in retention_records(pairs):
         totals = cells.setdefault((record["level"], record["domain"]), [0, 0, 0, 0, 0])
         for i, value in enumerate(
             (len(record["modes_a"]), len(record["retained"]), len(record["lost"]), len(record["gained"]), 1)
@@ -58,17 +65,26 @@ def trajectory_table(
     seen = [step for step, _ in ordered]
     if len(set(seen)) != len(seen):
         raise InputError(f"two runs share a training step: {sorted({s for s in seen if seen.count(s) > 1})}")
-    first = ordered[0][1]
+    # Each receipt is read (and its journal verified) once; its prompt summaries feed both its
+    # curves and its retention against the first step, which stays in memory for every step.
+    first: tuple[str, list[PromptSummary]] | None = None
     rows: list[dict[str, Any]] = []
     lost: dict[str, dict[str, list[str]]] = {}
     sources = []
     for step, receipt in ordered:
-        table = curves(receipt, ks)
-        sources.append({"step": step, **table.meta["source"]})
+        summaries = list(iter_summaries(receipt))
+        current = (receipt, summaries)
+        first = first or current
+        cells: dict[CellKey, Counter[Profile]] = {}
+        for summary in summaries:
+            cells.setdefault(summary.cell, Counter())[summary.profile] += 1
+        source = {"receipt": receipt, "sha256": file_sha256(receipt)}
+        table = curves_from_profiles(cells, ks, None, source)
+        sources.append({"step": step, **source})
         for row in table.rows:
             rows.append(
                 {"step": step, **{c: row[c] for c in COLUMNS if c != "step"}, "estimate": row["estimate"]}
             )
         lost[str(step)] = {}
-        rows.extend(_retention_rows(step, first, receipt, lost[str(step)]))
+        rows.extend(_retention_rows(step, first, current, lost[str(step)]))
     return StatsTable(SCHEMA, COLUMNS, tuple(rows), {"runs": sources, "lost_modes": lost})
