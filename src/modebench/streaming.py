@@ -74,6 +74,7 @@ __all__ = [
     "file_sha256",
     "iter_jsonl",
     "software_identity",
+    "work_directory",
 ]
 
 
@@ -151,6 +152,11 @@ def input_file(path: str | os.PathLike[str]) -> Path:
     return source
 
 
+def work_directory(output: Path, work_dir: str | os.PathLike[str] | None) -> Path:
+    """The checkpoint directory: ``work_dir``, else ``<output>.work`` beside the (resolved) output."""
+    return Path(work_dir).resolve() if work_dir is not None else output.with_name(output.name + ".work")
+
+
 def evaluate_file(
     input_path: str | os.PathLike[str],
     output_path: str | os.PathLike[str],
@@ -170,8 +176,12 @@ def evaluate_file(
     backend: str = "local",
     cluster_address: str | None = None,
     shard: Shard | None = None,
+    spooled: bool = False,
 ) -> dict[str, Any]:
     """Evaluate a JSONL file of saved responses; publish a v4 receipt; return a summary.
+
+    ``spooled``: the input is standard input copied into the work directory (``work_directory``)
+    before this call; it is the one file a checkpoint may contain, and goes with the ledger.
 
     ``backend`` picks where grading runs (``local`` worker pool or ``ray`` actors at
     ``cluster_address``); the receipt and journal do not depend on it. With ``shard`` only that
@@ -185,10 +195,12 @@ def evaluate_file(
         raise InputError(f"workers must be between 1 and {MAX_WORKERS}")
     source = input_file(input_path)
     output = Path(output_path).resolve()
-    directory = Path(work_dir).resolve() if work_dir is not None else output.with_name(output.name + ".work")
+    directory = work_directory(output, work_dir)
     if output.exists() and not resume:
         raise InputError(f"output already exists: {output}")
-    if directory in (output, source) or directory in source.parents:
+    if spooled and source != directory / _ledger.SPOOL_NAME:
+        raise InputError("a spooled input must be the checkpoint's own copy")
+    if directory in (output, source) or (directory in source.parents and not spooled):
         raise InputError("checkpoint must not contain the input file or occupy an output path")
     software = software_identity()
     raw_options = {
@@ -222,7 +234,7 @@ def evaluate_file(
         return summary
     with make_grader(backend, workers, cluster_address) as grader:
         grader.prestart()  # worker warm-up (SymPy import) overlaps the checkpoint's start
-        with _ledger.checkpoint(directory, resume) as ledger:
+        with _ledger.checkpoint(directory, resume, spooled=spooled) as ledger:
             try:
                 summary = _run(
                     ledger,

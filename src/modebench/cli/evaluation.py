@@ -100,7 +100,10 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def add_commands(commands: Any) -> None:
     evaluate_cmd = commands.add_parser("evaluate", help="grade saved responses into a receipt")
-    evaluate_cmd.add_argument("input", help="JSONL file: one prompt per line with all its saved responses")
+    evaluate_cmd.add_argument(
+        "input",
+        help="JSONL file: one prompt per line with all its saved responses; '-' reads standard input",
+    )
     evaluate_cmd.add_argument(
         "--output", required=True, help="where to write the receipt (never overwritten)"
     )
