@@ -23,7 +23,7 @@ from modebench.generate._plan import Prompt, Request, chatml_prompt
 from modebench.generate._settings import GenerationSettings
 from modebench.validation import InputError
 
-__all__ = ["EndpointError", "OnResult", "Stats", "send_all"]
+__all__ = ["TICK_SECONDS", "EndpointError", "OnResult", "Stats", "Tick", "send_all"]
 
 #: Statuses that say the endpoint refuses this whole run, not one draw.
 FATAL_STATUSES = (401, 403, 404)
@@ -68,6 +68,9 @@ class Stats:
 
 
 OnResult = Callable[[list[Draw]], None]
+Tick = Callable[[], None]
+#: How often ``tick`` is called while requests are in flight.
+TICK_SECONDS = 0.05
 
 
 def send_all(
@@ -78,10 +81,12 @@ def send_all(
     on_result: OnResult,
     *,
     parent: int | None = None,
+    tick: Tick | None = None,
 ) -> None:
     """Send ``requests`` with at most ``settings.concurrency`` in flight; ``on_result`` gets the
-    draws of each request as it finishes. With ``parent``, exit when that process is gone."""
-    asyncio.run(_send_all(settings, api_key, prompts, requests, on_result, parent))
+    draws of each request as it finishes, ``tick`` is called every ``TICK_SECONDS`` meanwhile.
+    With ``parent``, exit when that process is gone."""
+    asyncio.run(_send_all(settings, api_key, prompts, requests, on_result, parent, tick))
 
 
 async def _send_all(
@@ -91,6 +96,7 @@ async def _send_all(
     requests: list[Request],
     on_result: OnResult,
     parent: int | None,
+    tick: Tick | None,
 ) -> None:
     client = _client(settings, api_key)
     response_type = _response_type()
@@ -102,13 +108,22 @@ async def _send_all(
 
     async with client:
         workers = [asyncio.ensure_future(worker()) for _ in range(min(settings.concurrency, len(requests)))]
-        watchdog = asyncio.ensure_future(_watch(parent)) if parent is not None else None
+        helpers = [asyncio.ensure_future(_watch(parent))] if parent is not None else []
+        if tick is not None:
+            helpers.append(asyncio.ensure_future(_tick(tick)))
         try:
             await asyncio.gather(*workers)
         finally:
-            for task in [*workers, *([watchdog] if watchdog is not None else [])]:
+            for task in [*workers, *helpers]:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+
+
+async def _tick(tick: Tick) -> None:
+    """Lets the ledger commit a waiting group while no request finishes (a slow server)."""
+    while True:
+        await asyncio.sleep(TICK_SECONDS)
+        tick()
 
 
 async def _watch(parent: int) -> None:

@@ -152,9 +152,12 @@ def generate_responses(
                     progress(stats.event("generating"))
 
             if settings.processes > 1:
-                send_sharded(settings, api_key, loaded.prompts, requests, on_result, settings.processes)
+                send_sharded(
+                    settings, api_key, loaded.prompts, requests, on_result, settings.processes, ledger.tick
+                )
             else:
-                send_all(settings, api_key, loaded.prompts, requests, on_result)
+                send_all(settings, api_key, loaded.prompts, requests, on_result, tick=ledger.tick)
+            ledger.flush()
         _emit(progress, stats, "publishing")
         run = _output.build_run(settings, loaded, ledger, draws_file.name)
         _output.write_draws(draws_file, loaded, ledger)
