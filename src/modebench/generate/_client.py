@@ -135,12 +135,17 @@ async def _watch(parent: int) -> None:
 
 
 def _client(settings: GenerationSettings, api_key: str) -> Any:
-    """The official async client; on aiohttp when installed (the client's faster transport)."""
+    """The official async client, one per run, on aiohttp when installed (the client's faster
+    transport); its connection pool holds one kept-alive connection per request in flight (the
+    client's default keeps 100 alive, so beyond that concurrency every request would reconnect)."""
     import openai
 
-    http_client = None
+    size = settings.concurrency
+    limits = _http_module().Limits(max_connections=size, max_keepalive_connections=size)
     if importlib.util.find_spec("aiohttp") is not None and hasattr(openai, "DefaultAioHttpClient"):
-        http_client = openai.DefaultAioHttpClient(timeout=settings.timeout)
+        http_client = openai.DefaultAioHttpClient(timeout=settings.timeout, limits=limits)
+    else:
+        http_client = openai.DefaultAsyncHttpxClient(timeout=settings.timeout, limits=limits)
     return openai.AsyncOpenAI(
         base_url=settings.base_url,
         api_key=api_key,
@@ -150,15 +155,19 @@ def _client(settings: GenerationSettings, api_key: str) -> Any:
     )
 
 
-def _response_type() -> type:
-    """The HTTP response class of the client's own HTTP library (``httpx`` or its successor)."""
+def _http_module() -> Any:
+    """The client's own HTTP library (``httpx`` or its successor ``httpx2``)."""
     import openai
 
     for base in openai.DefaultAsyncHttpxClient.__mro__:
         if base.__name__ == "AsyncClient":
-            module = importlib.import_module(base.__module__.split(".")[0])
-            return cast(type, module.Response)
+            return importlib.import_module(base.__module__.split(".")[0])
     raise ImportError("the openai client's HTTP library was not recognised")
+
+
+def _response_type() -> type:
+    """The HTTP response class of the client's HTTP library."""
+    return cast(type, _http_module().Response)
 
 
 async def _send(
