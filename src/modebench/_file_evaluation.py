@@ -168,6 +168,11 @@ def _evaluate(
     from modebench.streaming import evaluate_file
 
     selected = parse_shard(shard) if shard is not None else None
+    prompt_ids = None
+    if options.ids is not None:
+        from modebench.suite.ids import read_ids
+
+        prompt_ids = read_ids(options.ids)
     run = options.run
     if options.run_file is not None:
         run = loads(Path(options.run_file).read_bytes())
@@ -200,6 +205,7 @@ def _evaluate(
             cluster_address=cluster_address,
             shard=selected,
             spooled=spooled,
+            prompt_ids=prompt_ids,
         )
     except VerifierExecutionError as exc:
         _failure_receipt(output_path, exc, Path(input_path))

@@ -94,6 +94,9 @@ class EvaluationOptions:
     run_file: PathLike | None = None
     #: Keep the checkpoint ledger after a completed run (by default only the result journal stays).
     keep_checkpoint: bool = False
+    #: A prompt-id list file (``docs/prompt-ids.md``): grade only the input records it lists (every
+    #: listed id must be in the input, and in the split with ``config``); others are skipped.
+    ids: PathLike | None = None
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from modebench.identity import (
 from modebench.metrics import CellAccumulator
 from modebench.parallel import MAX_WORKERS
 from modebench.publish import atomic_output
+from modebench.suite.ids import PromptIds
 from modebench.validation import InputError, loads, positive_integer
 
 MAX_RESPONSES_PER_PROMPT = 4096
@@ -104,6 +105,14 @@ def iter_jsonl(path: str | os.PathLike[str], digest: Any = None) -> Iterator[tup
             ):
                 raise InputError(f"line {number}: exceeds {MAX_RESPONSES_PER_PROMPT} responses per prompt")
             yield number, value
+
+
+def _record_id(record: Any) -> str | None:
+    """A record's prompt id as the evaluator names it, or ``None`` if it has no valid one."""
+    ident = record.get("id") if isinstance(record, dict) else None
+    if isinstance(ident, bool) or not isinstance(ident, (str, int)):
+        return None
+    return str(ident)
 
 
 def _event(progress: Progress | None, phase: str, done: int, total: int | None) -> None:
@@ -177,11 +186,14 @@ def evaluate_file(
     cluster_address: str | None = None,
     shard: Shard | None = None,
     spooled: bool = False,
+    prompt_ids: PromptIds | None = None,
 ) -> dict[str, Any]:
     """Evaluate a JSONL file of saved responses; publish a v4 receipt; return a summary.
 
     ``spooled``: the input is standard input copied into the work directory (``work_directory``)
     before this call; it is the one file a checkpoint may contain, and goes with the ledger.
+    With ``prompt_ids`` only the records it lists are graded (the rest are skipped); the list
+    enters the run's identity and the receipt's ``dataset.prompt_ids``.
 
     ``backend`` picks where grading runs (``local`` worker pool or ``ray`` actors at
     ``cluster_address``); the receipt and journal do not depend on it. With ``shard`` only that
@@ -210,10 +222,12 @@ def evaluate_file(
         "split": split,
         "allow_partial": allow_partial,
     }
+    if prompt_ids is not None:  # absent otherwise: the identity of every other run is unchanged
+        raw_options["prompt_ids"] = prompt_ids.ordered()
     # Everything that can fail on bad input before grading is checked before the checkpoint
     # exists, and hashing the input happens here too: a failure leaves nothing behind, and a
     # kill before the first commit has little to interrupt.
-    options = Options.build(data_root=data_root, **raw_options)
+    options = Options.build(data_root=data_root, **{**raw_options, "prompt_ids": prompt_ids})
     if registry is not None and options.config is None:
         raise InputError("registry requires a frozen config")
     frozen = None
@@ -224,6 +238,8 @@ def evaluate_file(
         # A custom registry enters the resume identity through the split record and the
         # manifest hash of its data root (the cache manifest holds the registry's bytes).
         frozen = open_frozen(root, options.config, options.split, options.allow_partial, registry)
+        if prompt_ids is not None:
+            prompt_ids.require_within(set(frozen.expected_ids), f"{options.config}/{options.split}")
     identity = loads(
         canonical(checkpoint_identity(file_sha256(source), raw_options, frozen, software, shard))
     )
@@ -395,7 +411,15 @@ def _preflight(
     # raised only after Phases A and B passed for the whole input — the same error, in the same
     # order, as three separate passes: if Phase B passes, every record saw the same run.
     binding_error: InputError | None = None
+    wanted = options.prompt_ids
+    found: set[str] = set()
     for number, record in iter_jsonl(source, input_digest):
+        if wanted is not None:
+            ident = _record_id(record)
+            if ident is not None and ident not in wanted:
+                continue  # not selected: neither validated nor graded
+            if ident is not None:
+                found.add(ident)
         try:
             prepared = preflight.accept(record, f"line {number}")
             raw_text = canonical(record)
@@ -421,6 +445,8 @@ def _preflight(
     records_digest.update(b"]")
     if input_digest.hexdigest() != input_sha:
         raise InputError("input changed while validation was running; use a fresh checkpoint")
+    if wanted is not None:
+        wanted.require_within(found, "the input")
     preflight.finish()
     if binding_error is not None:
         raise binding_error

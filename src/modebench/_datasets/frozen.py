@@ -63,6 +63,8 @@ class FrozenSplit:
                 f"frozen evaluation requires {DEFAULT_CONDITION}; use custom mode for changed conditions"
             )
         missing = len(self.expected_ids) - len(preflight.supplied_ids)
+        if preflight.options.prompt_ids is not None:  # complete = every listed id (checked before)
+            missing = len(preflight.options.prompt_ids) - len(preflight.supplied_ids)
         if missing and not self.allow_partial:
             raise InputError(
                 f"incomplete frozen split: missing {missing} of {len(self.expected_ids)} prompts; "

@@ -14,7 +14,7 @@ from typing import Any
 
 from modebench._datasets.sources import RegistryLike, load_registry
 from modebench.api_types import Domain
-from modebench.contracts import normalize_domain, normalize_level
+from modebench.contracts import install_hint, normalize_domain, normalize_level
 from modebench.registries import SCHEMA
 from modebench.validation import InputError, is_integer, loads, positive_integer
 
@@ -32,7 +32,7 @@ __all__ = [
     "verified_table",
 ]
 
-DATA_EXTRA_MESSAGE = "dataset loading requires the 'data' extra: pip install 'modebench[data]'"
+DATA_EXTRA_MESSAGE = f"dataset loading requires the 'data' extra: {install_hint('data')}"
 PathLike = str | os.PathLike[str]
 
 

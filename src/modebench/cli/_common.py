@@ -14,7 +14,17 @@ from typing import Any
 
 from modebench.validation import OptionError
 
-__all__ = ["EXIT_FAILED", "Handler", "error_message", "int_value", "print_json"]
+__all__ = [
+    "EXIT_FAILED",
+    "REGISTRY_HELP",
+    "SPLITS",
+    "Handler",
+    "add_ids_option",
+    "add_split_options",
+    "error_message",
+    "int_value",
+    "print_json",
+]
 
 EXIT_FAILED = 3
 Handler = Callable[[argparse.Namespace, argparse.ArgumentParser], int]
@@ -75,3 +85,49 @@ def int_value(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+
+
+SPLITS = ("train", "dev", "eval")
+REGISTRY_HELP = (
+    "registry JSON (path or URL), bundled, or hf://datasets/OWNER/NAME@COMMIT instead of the packaged "
+    "ModeBench 0.4.0 registry"
+)
+
+
+def add_split_options(
+    parser: argparse.ArgumentParser,
+    *,
+    config: str | None = "frozen dataset config, e.g. level1_countdown (see 'datasets list')",
+    config_required: bool = False,
+    config_group: argparse._ActionsContainer | None = None,
+    split: bool = True,
+    data_root: bool = True,
+) -> None:
+    """The options naming where a frozen split comes from, the same on every command:
+    ``--config --split --data-root --cache-dir --offline --registry``.
+
+    ``config=None`` leaves ``--config`` out (the command declares its own); ``config_group`` puts it
+    into another container (a mutually exclusive group of sources). ``data_root=False`` leaves out
+    ``--data-root`` for commands that only read the download cache. ``--data-root`` and ``--cache-dir``
+    exclude each other: a data root is read as it is, the cache is where verified downloads go.
+    """
+    if config is not None:
+        (config_group or parser).add_argument("--config", required=config_required, help=config)
+    if split:
+        parser.add_argument("--split", choices=SPLITS, default="eval", help="split of the config")
+    roots: argparse._ActionsContainer = parser.add_mutually_exclusive_group() if data_root else parser
+    if data_root:
+        roots.add_argument("--data-root", help="explicit data directory (holds manifest.json)")
+    roots.add_argument("--cache-dir", help="cache base instead of $XDG_CACHE_HOME/modebench")
+    parser.add_argument("--offline", action="store_true", help="never download; use only the verified cache")
+    parser.add_argument("--registry", help=REGISTRY_HELP)
+
+
+def add_ids_option(parser: argparse.ArgumentParser, effect: str) -> None:
+    """``--ids FILE``: a prompt-id list as ``calibrate --dev-ids/--test-ids`` writes it."""
+    parser.add_argument(
+        "--ids",
+        metavar="FILE",
+        help=f"{effect}: a file of prompt ids, one per line ('#' comments and blank lines ignored), "
+        "e.g. written by 'calibrate --dev-ids/--test-ids'",
+    )
