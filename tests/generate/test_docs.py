@@ -17,8 +17,11 @@ def _commands(text: str) -> list[list[str]]:
     """Every ``modebench …`` command of the text, each side of a pipe on its own."""
     joined = text.replace("\\\n", " ")
     commands = []
+    fenced = False
     for line in joined.splitlines():
-        if not line.strip().startswith("modebench "):
+        if line.strip().startswith("```"):
+            fenced = not fenced  # commands live in code blocks; prose may wrap onto "modebench …"
+        if not fenced or not line.strip().startswith("modebench "):
             continue
         words = shlex.split(line.strip())
         while "|" in words:
