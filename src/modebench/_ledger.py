@@ -38,6 +38,9 @@ CREATE TABLE IF NOT EXISTS prompts (
 LEDGER_NAME = "ledger.sqlite3"
 #: Files of the ledger itself (SQLite's WAL companions included); the journal is not among them.
 LEDGER_FILES = (LEDGER_NAME, LEDGER_NAME + "-wal", LEDGER_NAME + "-shm", "lock")
+#: The copy of an input read from standard input (``docs/evaluation.md``): written completely
+#: into the checkpoint before the checkpoint is opened, removed with the ledger when done.
+SPOOL_NAME = "stdin.jsonl"
 PAGE = 512
 #: The link before sequence 0 of the journal digest chain.
 CHAIN_START = hashlib.sha256(b"modebench-journal-chain-v1").digest()
@@ -151,10 +154,16 @@ class Ledger:
 
 
 @contextmanager
-def checkpoint(directory: str | os.PathLike[str], resume: bool) -> Iterator[Ledger]:
-    """Create (fresh) or reopen (resume) a checkpoint, holding an exclusive lock on it."""
+def checkpoint(directory: str | os.PathLike[str], resume: bool, *, spooled: bool = False) -> Iterator[Ledger]:
+    """Create (fresh) or reopen (resume) a checkpoint, holding an exclusive lock on it.
+
+    ``spooled``: a fresh checkpoint's directory already exists, holding the spooled input only.
+    """
     path = Path(directory)
-    if resume:
+    if spooled and not resume:
+        if not (path.is_dir() and _unborn(path)):
+            raise InputError(f"checkpoint already exists: {path}; resume it or use a new destination")
+    elif resume:
         # A directory holding nothing or only the lock was killed before its database existed:
         # it is reopened and the caller starts it afresh (nothing was graded). Anything else
         # without a database is not a checkpoint of ours.
@@ -196,7 +205,7 @@ def checkpoint(directory: str | os.PathLike[str], resume: bool) -> Iterator[Ledg
 
 
 def _unborn(path: Path) -> bool:
-    return {entry.name for entry in path.iterdir()} <= {"lock"}
+    return {entry.name for entry in path.iterdir()} <= {"lock", SPOOL_NAME}
 
 
 def discard(directory: str | os.PathLike[str]) -> None:
@@ -227,8 +236,8 @@ def sweep_temporaries(final: Path, older_than: float = 0.0) -> None:
 
 
 def drop_ledger(directory: str | os.PathLike[str]) -> None:
-    """Remove the ledger of a completed run; the journal the receipt names stays."""
-    for name in LEDGER_FILES:
+    """Remove the ledger (and a spooled input) of a completed run; the journal the receipt names stays."""
+    for name in (*LEDGER_FILES, SPOOL_NAME):
         try:
             os.unlink(Path(directory) / name)
         except FileNotFoundError:
@@ -237,7 +246,9 @@ def drop_ledger(directory: str | os.PathLike[str]) -> None:
 
 __all__ = [
     "CHAIN_START",
+    "LEDGER_NAME",
     "Ledger",
+    "SPOOL_NAME",
     "SeenSet",
     "chain_link",
     "checkpoint",

@@ -6,7 +6,7 @@ import copy
 import dataclasses
 import pathlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from modebench.api_types import (
     CellSummary,
@@ -196,6 +196,7 @@ def evaluate_file(
 
     ``backend="ray"`` grades on Ray actors (the cluster at ``cluster_address``, or a local one);
     ``shard="I/N"`` grades only that shard into a shard receipt for ``merge_shards``.
+    ``input_path="-"`` reads standard input, spooled into the work directory (``docs/evaluation.md``).
     """
     from modebench._file_evaluation import evaluate_path
 
@@ -253,11 +254,13 @@ def generate_responses(
     progress: Callable[[dict[str, Any]], None] | None = None,
     receipt: PathLike | None = None,
     min_defined_prompts: int = 30,
+    copy_to: IO[bytes] | None = None,
 ) -> GenerationResult:
     """Sample ``settings.k`` draws per prompt from an OpenAI-compatible endpoint (``docs/generate.md``).
 
     Writes evaluate input to ``output`` plus run metadata and a per-draw sidecar; resumable from the
-    draw ledger next to ``output``; with ``receipt``, evaluates the output right after the last draw.
+    draw ledger next to ``output``; with ``receipt``, evaluates the output right after the last draw;
+    with ``copy_to``, writes the published output's bytes there (for ``evaluate -`` on a pipe).
     """
     from modebench.generate import generate_responses as _generate
 
@@ -270,6 +273,7 @@ def generate_responses(
         progress=progress,
         receipt=receipt,
         min_defined_prompts=min_defined_prompts,
+        copy_to=copy_to,
     )
 
 

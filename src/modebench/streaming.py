@@ -76,6 +76,7 @@ __all__ = [
     "file_sha256",
     "iter_jsonl",
     "software_identity",
+    "work_directory",
 ]
 
 
@@ -161,6 +162,11 @@ def input_file(path: str | os.PathLike[str]) -> Path:
     return source
 
 
+def work_directory(output: Path, work_dir: str | os.PathLike[str] | None) -> Path:
+    """The checkpoint directory: ``work_dir``, else ``<output>.work`` beside the (resolved) output."""
+    return Path(work_dir).resolve() if work_dir is not None else output.with_name(output.name + ".work")
+
+
 def evaluate_file(
     input_path: str | os.PathLike[str],
     output_path: str | os.PathLike[str],
@@ -181,6 +187,7 @@ def evaluate_file(
     cluster_address: str | None = None,
     shard: Shard | None = None,
     limit: int | None = None,
+    spooled: bool = False,
     prompt_ids: PromptIds | None = None,
     unscorable: str = policy.FAIL_RUN,
 ) -> dict[str, Any]:
@@ -188,6 +195,8 @@ def evaluate_file(
 
     ``limit`` (frozen mode only) admits the first ``limit`` prompts of the split and records the
     limit in the receipt's dataset block (``docs/suites.md``).
+    ``spooled``: the input is standard input copied into the work directory (``work_directory``)
+    before this call; it is the one file a checkpoint may contain, and goes with the ledger.
     With ``prompt_ids`` only the records it lists are graded (the rest are skipped); the list
     enters the run's identity and the receipt's ``dataset.prompt_ids``.
 
@@ -203,10 +212,12 @@ def evaluate_file(
         raise InputError(f"workers must be between 1 and {MAX_WORKERS}")
     source = input_file(input_path)
     output = Path(output_path).resolve()
-    directory = Path(work_dir).resolve() if work_dir is not None else output.with_name(output.name + ".work")
+    directory = work_directory(output, work_dir)
     if output.exists() and not resume:
         raise InputError(f"output already exists: {output}")
-    if directory in (output, source) or directory in source.parents:
+    if spooled and source != directory / _ledger.SPOOL_NAME:
+        raise InputError("a spooled input must be the checkpoint's own copy")
+    if directory in (output, source) or (directory in source.parents and not spooled):
         raise InputError("checkpoint must not contain the input file or occupy an output path")
     software = software_identity()
     raw_options = {
@@ -257,7 +268,7 @@ def evaluate_file(
         return summary
     with make_grader(backend, workers, cluster_address) as grader:
         grader.prestart()  # worker warm-up (SymPy import) overlaps the checkpoint's start
-        with _ledger.checkpoint(directory, resume) as ledger:
+        with _ledger.checkpoint(directory, resume, spooled=spooled) as ledger:
             try:
                 summary = _run(
                     ledger,

@@ -208,8 +208,8 @@ def add_commands(commands: Any) -> None:
     with_reference_formats(evaluate_cmd)
     evaluate_cmd.add_argument(
         "input",
-        help="JSONL file: one prompt per line with all its saved responses "
-        "(several configs: a directory of <config>.jsonl files)",
+        help="JSONL file: one prompt per line with all its saved responses; '-' reads standard "
+        "input (several configs: a directory of <config>.jsonl files)",
     )
     evaluate_cmd.add_argument(
         "--output",

@@ -118,6 +118,7 @@ def _generate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             progress=_Progress(args.progress_every),
             receipt=args.evaluate,
             min_defined_prompts=args.min_defined_prompts if args.min_defined_prompts is not None else 30,
+            copy_to=sys.stdout.buffer if args.stdout else None,
         )
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted: finished draws are kept; rerun the same command to resume\n")
@@ -129,7 +130,11 @@ def _generate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             f"{result.draws_output}; rerun with --retry-failed to resend only them.\n"
         )
         sys.stderr.flush()
-    print_json(result.summary())
+    if args.stdout:  # stdout carries the responses: the summary goes beside the progress
+        sys.stderr.write(json.dumps(result.summary()) + "\n")
+        sys.stderr.flush()
+    else:
+        print_json(result.summary())
     if result.receipt is not None and result.receipt.status != "completed":
         return EXIT_FAILED
     return 0
@@ -158,6 +163,12 @@ def add_commands(subparsers: Any) -> None:
     command.add_argument("-k", "--k", type=int_value, required=True, help="draws per prompt")
     command.add_argument("--output", required=True, help="evaluate-input JSONL to write")
     command.add_argument("--run-output", help="run metadata JSON (default: OUTPUT with suffix .run.json)")
+    command.add_argument(
+        "--stdout",
+        action="store_true",
+        help="also write OUTPUT to stdout once published, for '| modebench evaluate -' "
+        "(the summary then goes to stderr; default: off)",
+    )
     command.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
     command.add_argument("--top-p", type=float, help="nucleus sampling mass (default: the server's)")
     command.add_argument("--max-tokens", type=int_value, help="token cap per draw (default: the server's)")

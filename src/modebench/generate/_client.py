@@ -23,7 +23,7 @@ from modebench.generate._plan import Prompt, Request, chatml_prompt
 from modebench.generate._settings import GenerationSettings
 from modebench.validation import InputError
 
-__all__ = ["EndpointError", "OnResult", "Stats", "send_all"]
+__all__ = ["TICK_SECONDS", "EndpointError", "OnResult", "Stats", "Tick", "send_all"]
 
 #: Statuses that say the endpoint refuses this whole run, not one draw.
 FATAL_STATUSES = (401, 403, 404)
@@ -68,6 +68,9 @@ class Stats:
 
 
 OnResult = Callable[[list[Draw]], None]
+Tick = Callable[[], None]
+#: How often ``tick`` is called while requests are in flight.
+TICK_SECONDS = 0.05
 
 
 def send_all(
@@ -78,10 +81,12 @@ def send_all(
     on_result: OnResult,
     *,
     parent: int | None = None,
+    tick: Tick | None = None,
 ) -> None:
     """Send ``requests`` with at most ``settings.concurrency`` in flight; ``on_result`` gets the
-    draws of each request as it finishes. With ``parent``, exit when that process is gone."""
-    asyncio.run(_send_all(settings, api_key, prompts, requests, on_result, parent))
+    draws of each request as it finishes, ``tick`` is called every ``TICK_SECONDS`` meanwhile.
+    With ``parent``, exit when that process is gone."""
+    asyncio.run(_send_all(settings, api_key, prompts, requests, on_result, parent, tick))
 
 
 async def _send_all(
@@ -91,6 +96,7 @@ async def _send_all(
     requests: list[Request],
     on_result: OnResult,
     parent: int | None,
+    tick: Tick | None,
 ) -> None:
     client = _client(settings, api_key)
     response_type = _response_type()
@@ -102,13 +108,22 @@ async def _send_all(
 
     async with client:
         workers = [asyncio.ensure_future(worker()) for _ in range(min(settings.concurrency, len(requests)))]
-        watchdog = asyncio.ensure_future(_watch(parent)) if parent is not None else None
+        helpers = [asyncio.ensure_future(_watch(parent))] if parent is not None else []
+        if tick is not None:
+            helpers.append(asyncio.ensure_future(_tick(tick)))
         try:
             await asyncio.gather(*workers)
         finally:
-            for task in [*workers, *([watchdog] if watchdog is not None else [])]:
+            for task in [*workers, *helpers]:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+
+
+async def _tick(tick: Tick) -> None:
+    """Lets the ledger commit a waiting group while no request finishes (a slow server)."""
+    while True:
+        await asyncio.sleep(TICK_SECONDS)
+        tick()
 
 
 async def _watch(parent: int) -> None:
@@ -120,12 +135,17 @@ async def _watch(parent: int) -> None:
 
 
 def _client(settings: GenerationSettings, api_key: str) -> Any:
-    """The official async client; on aiohttp when installed (the client's faster transport)."""
+    """The official async client, one per run, on aiohttp when installed (the client's faster
+    transport); its connection pool holds one kept-alive connection per request in flight (the
+    client's default keeps 100 alive, so beyond that concurrency every request would reconnect)."""
     import openai
 
-    http_client = None
+    size = settings.concurrency
+    limits = _http_module().Limits(max_connections=size, max_keepalive_connections=size)
     if importlib.util.find_spec("aiohttp") is not None and hasattr(openai, "DefaultAioHttpClient"):
-        http_client = openai.DefaultAioHttpClient(timeout=settings.timeout)
+        http_client = openai.DefaultAioHttpClient(timeout=settings.timeout, limits=limits)
+    else:
+        http_client = openai.DefaultAsyncHttpxClient(timeout=settings.timeout, limits=limits)
     return openai.AsyncOpenAI(
         base_url=settings.base_url,
         api_key=api_key,
@@ -135,15 +155,19 @@ def _client(settings: GenerationSettings, api_key: str) -> Any:
     )
 
 
-def _response_type() -> type:
-    """The HTTP response class of the client's own HTTP library (``httpx`` or its successor)."""
+def _http_module() -> Any:
+    """The client's own HTTP library (``httpx`` or its successor ``httpx2``)."""
     import openai
 
     for base in openai.DefaultAsyncHttpxClient.__mro__:
         if base.__name__ == "AsyncClient":
-            module = importlib.import_module(base.__module__.split(".")[0])
-            return cast(type, module.Response)
+            return importlib.import_module(base.__module__.split(".")[0])
     raise ImportError("the openai client's HTTP library was not recognised")
+
+
+def _response_type() -> type:
+    """The HTTP response class of the client's HTTP library."""
+    return cast(type, _http_module().Response)
 
 
 async def _send(

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import IO, Any, cast
 
 from modebench.contracts import install_hint
 from modebench.generate import _output
@@ -110,12 +111,15 @@ def generate_responses(
     progress: Callable[[dict[str, Any]], None] | None = None,
     receipt: PathLike | None = None,
     min_defined_prompts: int = 30,
+    copy_to: IO[bytes] | None = None,
 ) -> GenerationResult:
     """Sample ``settings.k`` draws per prompt of ``source`` into an evaluate-ready JSONL file.
 
     Finished draws go to a ledger next to ``output`` as they arrive; calling again with the same
     arguments after an interruption sends only the missing draws. ``retry_failed`` also resends
-    draws that failed after all retries (and then replaces an existing output).
+    draws that failed after all retries (and then replaces an existing output). ``copy_to`` gets
+    the published output's bytes (pipe mode: ``generate --stdout | evaluate -``); only a
+    complete, published output is ever copied, so a failed run sends the reader nothing.
     """
     _require_openai()
     started = time.monotonic()
@@ -149,14 +153,21 @@ def generate_responses(
                     progress(stats.event("generating"))
 
             if settings.processes > 1:
-                send_sharded(settings, api_key, loaded.prompts, requests, on_result, settings.processes)
+                send_sharded(
+                    settings, api_key, loaded.prompts, requests, on_result, settings.processes, ledger.tick
+                )
             else:
-                send_all(settings, api_key, loaded.prompts, requests, on_result)
+                send_all(settings, api_key, loaded.prompts, requests, on_result, tick=ledger.tick)
+            ledger.flush()
         _emit(progress, stats, "publishing")
         run = _output.build_run(settings, loaded, ledger, draws_file.name)
         _output.write_draws(draws_file, loaded, ledger)
         _output.write_run(run_file, run)
         _output.write_output(out, loaded, ledger, replace=retry_failed)
+    if copy_to is not None:
+        with open(out, "rb") as published:
+            shutil.copyfileobj(published, copy_to, 1 << 20)
+        copy_to.flush()
     _emit(progress, stats, "complete")
     result = GenerationResult(
         output=out,

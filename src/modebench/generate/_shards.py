@@ -14,7 +14,7 @@ import queue as queue_module
 import signal
 from typing import Any
 
-from modebench.generate._client import EndpointError, OnResult, send_all
+from modebench.generate._client import TICK_SECONDS, EndpointError, OnResult, Tick, send_all
 from modebench.generate._plan import Prompt, Request
 from modebench.generate._settings import GenerationSettings
 
@@ -28,6 +28,7 @@ def send_sharded(
     requests: list[Request],
     on_result: OnResult,
     processes: int,
+    tick: Tick | None = None,
 ) -> None:
     """Like ``send_all``, spread over ``processes`` processes (concurrency split between them)."""
     context = multiprocessing.get_context("spawn")  # no inherited event loop, sockets or SQLite
@@ -58,8 +59,10 @@ def send_sharded(
     try:
         while running:
             try:
-                kind, value = results.get(timeout=0.5)
+                kind, value = results.get(timeout=TICK_SECONDS)
             except queue_module.Empty:
+                if tick is not None:
+                    tick()
                 crashed = [w.exitcode for w in workers if w.exitcode not in (None, 0)]
                 if crashed:
                     raise RuntimeError(f"a generation shard process exited with code {crashed[0]}") from None
