@@ -62,7 +62,7 @@ class StatusTally:
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
 
-    def add(self, result: dict[str, Any]) -> None:
+    def add(self, result: Mapping[str, Any]) -> None:
         for attempt in result["draws"][0]["attempts"]:
             self.counts[attempt["status"]] = self.counts.get(attempt["status"], 0) + 1
 
@@ -398,13 +398,25 @@ def tally_results(
     tally = StatusTally()
     cells: dict[tuple[int, str, int], metrics.CellAccumulator] = {}
     for level, domain, k, result in entries:
-        tally.add(result)
-        accumulator = cells.setdefault((level, domain, k), metrics.CellAccumulator())
-        if result["accuracy"] is not None:
-            accumulator.add(result)
-        else:
-            accumulator.prompts += 1
+        tally_result(tally, cells, (level, domain, k), result)
     return tally, cells
+
+
+def tally_result(
+    tally: StatusTally,
+    cells: dict[tuple[int, str, int], metrics.CellAccumulator],
+    cell: tuple[int, str, int],
+    result: Mapping[str, Any],
+) -> None:
+    """Add one per-prompt result of ``cell`` (level, domain, k) to a running tally."""
+    tally.add(result)
+    accumulator = cells.get(cell)
+    if accumulator is None:
+        accumulator = cells[cell] = metrics.CellAccumulator()
+    if result["accuracy"] is not None:
+        accumulator.add(result)
+    else:
+        accumulator.prompts += 1
 
 
 def v4_cells(

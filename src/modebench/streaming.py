@@ -28,6 +28,7 @@ from modebench.evaluation import (
     StatusTally,
     now_iso,
     prompt_result,
+    tally_result,
     tally_results,
     v4_cells,
 )
@@ -345,7 +346,20 @@ def _run(
     history.append({"started_at": now_iso(), "workers": grader.workers, "resumed_prompts": done})
     ledger.put("history", history)
     ledger.commit()
-    _grade(ledger, journal, journal_digest, link, done, selection.size(count), grader, progress, selection)
+    # Results committed by an earlier invocation are tallied from the ledger; the rest as graded.
+    statuses, cells = tally(_graded_rows(ledger) if done else iter(()))
+    _grade(
+        ledger,
+        journal,
+        journal_digest,
+        link,
+        done,
+        selection.size(count),
+        grader,
+        progress,
+        selection,
+        (statuses, cells),
+    )
     _event(progress, "finalizing", count, count)
     if file_sha256(source) != identity["input_sha256"]:
         raise InputError("input changed during evaluation; no final output published")
@@ -353,14 +367,22 @@ def _run(
         raise InputError("result journal changed during evaluation; no final output published")
     software = with_plugins(software, _plugins_of(ledger))
     if shard is not None:
-        status, cells = _publish_shard(ledger, output, journal, software, options, shard, count)
+        status, published = _publish_shard(
+            ledger, output, journal, software, options, shard, count, statuses, cells
+        )
     else:
-        status, cells = _publish(ledger, output, journal, software, options, count)
+        status, published = _publish(ledger, output, journal, software, options, count, statuses, cells)
     ledger.put("phase", "complete")
     ledger.put("output_sha256", file_sha256(output))
     ledger.commit()
     _event(progress, "complete", count, count)
-    return _summary(output, cells, count, frozen is not None, status, ledger.directory)
+    return _summary(output, published, count, frozen is not None, status, ledger.directory)
+
+
+def _graded_rows(ledger: _ledger.Ledger) -> Iterator[tuple[int, str, int, dict[str, Any]]]:
+    """``(level, domain, k, result)`` of every committed result, in input order."""
+    for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result", "result IS NOT NULL"):
+        yield level, domain, k, json.loads(result_json)
 
 
 def _preflight(
@@ -603,6 +625,7 @@ def _grade(
     grader: Grader,
     progress: Progress | None,
     selection: Shard,
+    tallied: tuple[StatusTally, dict[CellKey, metrics.CellAccumulator]],
 ) -> None:
     _event(progress, "grading", done, count)
     if done == count:
@@ -633,8 +656,13 @@ def _grade(
                 _event(progress, "grading", done, count)
             started = time.monotonic()
 
+        statuses, cells = tallied
         for seq, prepared, attempts in grader.results(pending):
-            result_json = canonical(prompt_result(prepared, attempts))
+            result = prompt_result(prepared, attempts)
+            result_json = canonical(result)
+            # The receipt's cells are tallied as results are made, not read back at publication.
+            k = len(prepared["raw"]["responses"])
+            tally_result(statuses, cells, (prepared["level"], prepared["domain"], k), result)
             line = _journal_line(seq, prepared, result_json)
             link = _ledger.chain_link(link, line)
             ledger.set_result(seq, result_json, link)
@@ -717,12 +745,9 @@ def _publish(
     software: dict[str, Any],
     options: Options,
     count: int,
+    statuses: StatusTally,
+    cells: dict[CellKey, metrics.CellAccumulator],
 ) -> tuple[str, int]:
-    rows = (
-        (level, domain, k, json.loads(result_json))
-        for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result")
-    )
-    statuses, cells = tally(rows)
     meta = _run_meta(ledger, software, ledger.get("identity"))
     text, status = receipt_text(
         meta, statuses, cells, options.min_defined_prompts, journal_reference(journal, output, count)
@@ -741,17 +766,12 @@ def _publish_shard(
     options: Options,
     shard: Shard,
     count: int,
+    statuses: StatusTally,
+    cells: dict[CellKey, metrics.CellAccumulator],
 ) -> tuple[str, int]:
     """A shard receipt: the run's identity as an unsharded run would bind it, and this shard's journal."""
     whole = {key: value for key, value in ledger.get("identity").items() if key != "shard"}
     meta = _run_meta(ledger, software, whole)
-    rows = (
-        (level, domain, k, json.loads(result_json))
-        for _seq, level, domain, k, result_json in ledger.rows(
-            "level, domain, k, result", "result IS NOT NULL"
-        )
-    )
-    statuses, cells = tally(rows)
     reference = journal_reference(journal, output, shard.size(count))
     text, status = shard_receipt_text(meta, shard, count, statuses, options.min_defined_prompts, reference)
     with atomic_output(output) as handle:
