@@ -33,6 +33,9 @@ RECORD_FIELDS = (
     "prompt_sha256",
     "dataset_sha256",
 )
+#: Distinct references whose parsed form a preflight keeps (a cache: an input of more distinct
+#: references validates the rest one by one); bounded so the parent's memory stays flat.
+REFERENCE_CACHE = 4096
 SCORING_POLICY = "wrong-or-malformed-count-as-failure; verifier-errors-suppress-all-aggregates-v1"
 V3_SCHEMA = "modebench-saved-responses-v3"
 
@@ -234,9 +237,11 @@ class Preflight:
         if "problem" in record and (not isinstance(record["problem"], str) or not record["problem"].strip()):
             raise InputError("problem must be a nonempty string")
         key = (level, domain, rid)
-        if key in self.seen:
+        claim = getattr(self.seen, "claim", None)  # one round trip for an on-disk set
+        if not claim(key) if claim is not None else key in self.seen:
             raise InputError(f"duplicate prompt: {key!r}")
-        self.seen.add(key)
+        if claim is None:
+            self.seen.add(key)
         self._inline_run(record)
         self.count += 1
         return {
@@ -262,7 +267,7 @@ class Preflight:
             diagnostic["detail"] = f"{label}: verifier {diagnostic.get('status')}: {diagnostic.get('detail')}"
             raise VerifierExecutionError(diagnostic) from None
         entry = (parsed, digest_json(parsed))
-        if len(self._references) < 65536:
+        if len(self._references) < REFERENCE_CACHE:
             self._references[cache_key] = entry
         return entry
 

@@ -405,6 +405,7 @@ def _preflight(
     # raised only after Phases A and B passed for the whole input — the same error, in the same
     # order, as three separate passes: if Phase B passes, every record saw the same run.
     binding_error: InputError | None = None
+    ledger.staging = True  # progress commits pack their records on the ledger's helper thread
     for number, record in iter_jsonl(source, input_digest):
         try:
             prepared = preflight.accept(record, f"line {number}")
@@ -428,6 +429,7 @@ def _preflight(
         if seq % 100 == 0:
             ledger.commit()
             _event(progress, "validating", seq, None)
+    ledger.staging = False
     records_digest.update(b"]")
     if input_digest.hexdigest() != input_sha:
         raise InputError("input changed while validation was running; use a fresh checkpoint")
@@ -510,6 +512,7 @@ def _check_ledger(ledger: _ledger.Ledger, selection: Shard) -> int:
 
 
 def _domains_of(ledger: _ledger.Ledger) -> list[str]:
+    ledger.flush()
     return [row[0] for row in ledger.db.execute("SELECT DISTINCT domain FROM prompts")]
 
 
