@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python ops/benchmark_grading.py
 	$(BIN)/python ops/benchmark_worker.py
 	$(BIN)/python ops/benchmark_evaluation.py --sizes 1000 10000 100000 --workers 1 2
+	$(BIN)/python ops/benchmark_startup.py
 	$(BIN)/python ops/record_performance.py
 
 ## dist: the sdist, then the wheel built from that sdist

@@ -28,6 +28,9 @@ METHODS = {
     "'side_by_side': the mixed 1,000-prompt and all-distinct 652-prompt inputs through the evaluate command "
     "with --workers 1, timed from outside, next to ModeBench 0.4.0 on the same input when measured "
     "(--reference-python), receipt cells compared; load averages say how busy the shared machine was.",
+    "startup": "ops/benchmark_startup.py: fresh interpreters timed from outside, median of repeats; CPU seconds "
+    "are the whole process tree's (interpreter and grading workers): `python -c pass`, `import modebench.api`, "
+    "a first `api.grade()` of one countdown response, and `modebench evaluate` of one countdown prompt (k = 8).",
 }
 
 

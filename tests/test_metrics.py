@@ -157,3 +157,42 @@ def test_rarefied_identity_and_bounds(counts: list[int]) -> None:
     total = sum(counts)
     exact = 1 - Fraction(sum(n * (n - 1) for n in counts), total * (total - 1))
     assert d_mode == pytest.approx(float(exact), abs=1e-15)
+
+
+def _naive_sums(results: list[dict[str, object]]) -> tuple[Fraction, Fraction, int, Fraction, Fraction]:
+    """The cell sums as Fractions added prompt by prompt (what CellAccumulator must equal exactly)."""
+    accuracy = passed = pcmd = squares = Fraction(0)
+    distinct = 0
+    for result in results:
+        accuracy += Fraction(result["accuracy"])  # type: ignore[arg-type]
+        passed += Fraction(result["pass_at_k"])  # type: ignore[arg-type]
+        distinct += result["distinct_at_k"]  # type: ignore[operator]
+        value = prompt_mode_diversity(result["draws"])  # type: ignore[arg-type]
+        if value is not None:
+            pcmd += Fraction(value)
+            squares += Fraction(value) ** 2
+    return accuracy, passed, distinct, pcmd, squares
+
+
+@pytest.mark.parametrize("groups", [3, 40])
+def test_cell_accumulator_counts_values_exactly(groups: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Few distinct values (counted) and more than the counter holds (folded in as it goes).
+    monkeypatch.setattr(CellAccumulator, "DISTINCT_VALUES", 16)
+    results = []
+    for index in range(300):
+        attempts = [ok(f"m{(index * j) % groups}") for j in range(1 + index % 7)] + [bad()] * (index % 3)
+        results.append({"draws": [{"attempts": attempts}], **prompt_metrics(attempts)})
+    accumulator = CellAccumulator()
+    for result in results:
+        accumulator.add(result)
+    got = (
+        accumulator.accuracy,
+        accumulator.passed,
+        accumulator.distinct,
+        accumulator.pcmd,
+        accumulator.pcmd_squares,
+    )
+    assert got == _naive_sums(results)
+    assert accumulator.prompts == 300 and accumulator.defined == sum(1 + i % 7 >= 2 for i in range(300))
+    with pytest.raises(ValueError):  # a value the exact sum cannot take is refused when added
+        accumulator.add({**results[0], "accuracy": math.nan})

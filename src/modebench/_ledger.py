@@ -20,6 +20,7 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,15 @@ def _pack(text: str) -> bytes:
     return zlib.compress(text.encode("utf-8"), 1)
 
 
+_INSERT = "INSERT INTO prompts (seq, level, domain, k, prepared, prepared_sha) VALUES (?, ?, ?, ?, ?, ?)"
+
+
+def _pack_rows(
+    rows: list[tuple[int, int, str, int, str]],
+) -> list[tuple[int, int, str, int, bytes, bytes]]:
+    return [(seq, level, domain, k, _pack(text), text_sha(text)) for seq, level, domain, k, text in rows]
+
+
 def _unpack(blob: Any) -> str | None:
     if blob is None:
         return None
@@ -84,6 +94,14 @@ class SeenSet:
     def add(self, key: tuple[int, str, str]) -> None:
         self._db.execute("INSERT INTO seen VALUES (?, ?, ?)", key)
 
+    def claim(self, key: tuple[int, str, str]) -> bool:
+        """Add ``key``; False (and nothing added) when it was already there. One statement."""
+        try:
+            self._db.execute("INSERT INTO seen VALUES (?, ?, ?)", key)
+        except sqlite3.IntegrityError:
+            return False
+        return True
+
 
 class Ledger:
     """One open checkpoint database."""
@@ -91,6 +109,25 @@ class Ledger:
     def __init__(self, connection: sqlite3.Connection, directory: Path) -> None:
         self.db = connection
         self.directory = directory
+        # Prompt inserts and result updates wait here and go to SQLite in one ``executemany``
+        # at the next commit or read of the prompts table: fewer round trips, same transaction.
+        self._inserts: list[tuple[int, int, str, int, str]] = []
+        self._results: list[tuple[bytes, bytes, int]] = []
+        # Preflight batches are packed (zlib, which releases the GIL) on a helper thread while
+        # the caller reads on; a packed batch is inserted before anything after it.
+        self._packer: ThreadPoolExecutor | None = None
+        self._packing: Future[list[tuple[int, int, str, int, bytes, bytes]]] | None = None
+        self.staging = False
+
+    def flush(self) -> None:
+        """Send every waiting prompt insert and result update to SQLite (uncommitted)."""
+        self._join()
+        if self._inserts:
+            self.db.executemany(_INSERT, _pack_rows(self._inserts))
+            self._inserts.clear()
+        if self._results:
+            self.db.executemany("UPDATE prompts SET result=?, chain=? WHERE seq=?", self._results)
+            self._results.clear()
 
     # -- info ------------------------------------------------------------------------------------
     def get(self, key: str) -> Any:
@@ -105,28 +142,56 @@ class Ledger:
     def put(self, key: str, value: Any) -> None:
         self.db.execute("INSERT OR REPLACE INTO info VALUES (?, ?)", (key, canonical(value)))
 
+    def _join(self) -> None:
+        if self._packing is not None:
+            rows = self._packing.result()
+            self._packing = None
+            self.db.executemany(_INSERT, rows)
+
     def commit(self) -> None:
+        """Commit everything sent so far. While ``staging``, the waiting prompt inserts are packed
+        on the helper thread instead and join a later commit (preflight, which restarts from
+        scratch anyway if it is interrupted, overlaps packing with reading this way)."""
+        if not self.staging:
+            self.flush()
+        else:
+            self._join()
+            if self._inserts:
+                if self._packer is None:
+                    self._packer = ThreadPoolExecutor(1, thread_name_prefix="modebench-ledger")
+                self._packing = self._packer.submit(_pack_rows, self._inserts)
+                self._inserts = []
         self.db.commit()
+
+    def close(self) -> None:
+        """Stop the helper thread (waiting rows are dropped: they were never committed)."""
+        if self._packer is not None:
+            self._packer.shutdown(wait=True)
+            self._packer = None
+        self._packing = None
 
     # -- prompts ---------------------------------------------------------------------------------
     def reset_prompts(self) -> None:
+        if self._packing is not None:
+            self._packing.result()
+            self._packing = None
+        self._inserts.clear()
+        self._results.clear()
         self.db.execute("DELETE FROM prompts")
         self.db.execute("DELETE FROM seen")
 
     def insert(self, seq: int, level: int, domain: str, k: int, prepared_json: str) -> None:
-        self.db.execute(
-            "INSERT INTO prompts (seq, level, domain, k, prepared, prepared_sha) VALUES (?, ?, ?, ?, ?, ?)",
-            (seq, level, domain, k, _pack(prepared_json), text_sha(prepared_json)),
-        )
+        self._inserts.append((seq, level, domain, k, prepared_json))
 
     def set_result(self, seq: int, result_json: str, link: bytes) -> None:
-        self.db.execute("UPDATE prompts SET result=?, chain=? WHERE seq=?", (_pack(result_json), link, seq))
+        self._results.append((_pack(result_json), link, seq))
 
     def rows(self, columns: str, where: str = "1", start: int = 0) -> Iterator[tuple[Any, ...]]:
         """Iterate rows by ``seq`` in pages (no cursor held open across commits).
 
         ``prepared`` and ``result`` come back as text (None for a pending result).
         """
+        self.flush()
         names = [name.strip() for name in columns.split(",")]
         texts = [index + 1 for index, name in enumerate(names) if name in _TEXT_COLUMNS]
         while True:
@@ -146,10 +211,12 @@ class Ledger:
             start = page[-1][0] + 1
 
     def completed(self) -> int:
+        self.flush()
         row = self.db.execute("SELECT COUNT(*) FROM prompts WHERE result IS NOT NULL").fetchone()
         return int(row[0])
 
     def count(self) -> int:
+        self.flush()
         return int(self.db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0])
 
 
@@ -195,7 +262,11 @@ def checkpoint(directory: str | os.PathLike[str], resume: bool, *, spooled: bool
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.executescript(SCHEMA_SQL)
-            yield Ledger(connection, path)
+            ledger = Ledger(connection, path)
+            try:
+                yield ledger
+            finally:
+                ledger.close()
         except sqlite3.Error as exc:
             raise InputError(f"checkpoint database error: {exc}") from None
         finally:

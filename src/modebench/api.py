@@ -25,12 +25,12 @@ from modebench.api_types import (
 )
 from modebench.contracts import Domain, normalize_level
 from modebench.diagnostics import VerifierExecutionError
-from modebench.stats.table import StatsTable
 from modebench.validation import InputError
 
 if TYPE_CHECKING:
     from modebench.failures.explain import FailureExplanation
     from modebench.generate import GenerationResult, GenerationSettings, Source
+    from modebench.stats.table import StatsTable
 
 __all__ = [
     "EvaluationOptions",
@@ -62,6 +62,16 @@ __all__ = [
     "report_table",
     "trajectory",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # ``modebench.stats`` (the estimators, bootstrap, comparisons) is imported when first used,
+    # not by every ``import modebench.api``: grading a response never needs it.
+    if name == "StatsTable":
+        from modebench.stats.table import StatsTable
+
+        return StatsTable
+    raise AttributeError(f"module 'modebench.api' has no attribute {name!r}")
 
 
 def load_tasks(

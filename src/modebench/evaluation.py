@@ -34,6 +34,9 @@ RECORD_FIELDS = (
     "prompt_sha256",
     "dataset_sha256",
 )
+#: Distinct references whose parsed form a preflight keeps (a cache: an input of more distinct
+#: references validates the rest one by one); bounded so the parent's memory stays flat.
+REFERENCE_CACHE = 4096
 SCORING_POLICY = "wrong-or-malformed-count-as-failure; verifier-errors-suppress-all-aggregates-v1"
 V3_SCHEMA = "modebench-saved-responses-v3"
 
@@ -69,7 +72,7 @@ class StatusTally:
         self.policy = policy
         self.counted: dict[str, int] = {}
 
-    def add(self, result: dict[str, Any]) -> None:
+    def add(self, result: Mapping[str, Any]) -> None:
         for attempt in result["draws"][0]["attempts"]:
             self.counts[attempt["status"]] = self.counts.get(attempt["status"], 0) + 1
             original = attempt.get(unscorable.ORIGINAL_STATUS)
@@ -249,9 +252,11 @@ class Preflight:
         if "problem" in record and (not isinstance(record["problem"], str) or not record["problem"].strip()):
             raise InputError("problem must be a nonempty string")
         key = (level, domain, rid)
-        if key in self.seen:
+        claim = getattr(self.seen, "claim", None)  # one round trip for an on-disk set
+        if not claim(key) if claim is not None else key in self.seen:
             raise InputError(f"duplicate prompt: {key!r}")
-        self.seen.add(key)
+        if claim is None:
+            self.seen.add(key)
         self._inline_run(record)
         self.count += 1
         return {
@@ -277,7 +282,7 @@ class Preflight:
             diagnostic["detail"] = f"{label}: verifier {diagnostic.get('status')}: {diagnostic.get('detail')}"
             raise VerifierExecutionError(diagnostic) from None
         entry = (parsed, digest_json(parsed))
-        if len(self._references) < 65536:
+        if len(self._references) < REFERENCE_CACHE:
             self._references[cache_key] = entry
         return entry
 
@@ -421,13 +426,25 @@ def tally_results(
     tally = StatusTally(policy)
     cells: dict[tuple[int, str, int], metrics.CellAccumulator] = {}
     for level, domain, k, result in entries:
-        tally.add(result)
-        accumulator = cells.setdefault((level, domain, k), metrics.CellAccumulator())
-        if result["accuracy"] is not None:
-            accumulator.add(result)
-        else:
-            accumulator.prompts += 1
+        tally_result(tally, cells, (level, domain, k), result)
     return tally, cells
+
+
+def tally_result(
+    tally: StatusTally,
+    cells: dict[tuple[int, str, int], metrics.CellAccumulator],
+    cell: tuple[int, str, int],
+    result: Mapping[str, Any],
+) -> None:
+    """Add one per-prompt result of ``cell`` (level, domain, k) to a running tally."""
+    tally.add(result)
+    accumulator = cells.get(cell)
+    if accumulator is None:
+        accumulator = cells[cell] = metrics.CellAccumulator()
+    if result["accuracy"] is not None:
+        accumulator.add(result)
+    else:
+        accumulator.prompts += 1
 
 
 def v4_cells(

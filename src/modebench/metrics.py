@@ -154,29 +154,76 @@ def cell_summary(
 
 
 class CellAccumulator:
-    """Constant-space cell aggregate with exact rational sums (the streaming v4 path)."""
+    """Constant-space cell aggregate with exact rational sums (the streaming v4 path).
+
+    Per-prompt values repeat heavily (accuracy is ``j / k``, pass@k is 0 or 1, PCMD takes few
+    values for small k), so each is counted by value and turned into a rational once: the sums
+    are the same exact rationals as adding ``Fraction(value)`` prompt by prompt, at a fraction of
+    the cost. At most ``DISTINCT_VALUES`` values are held per sum; beyond that they are folded in.
+    """
+
+    DISTINCT_VALUES = 1024
 
     def __init__(self) -> None:
         self.prompts = 0
-        self.accuracy = Fraction(0)
-        self.passed = Fraction(0)
-        self.distinct = Fraction(0)
+        self._accuracy: Counter[float] = Counter()
+        self._passed: Counter[float] = Counter()
+        self.distinct = 0
         self.defined = 0
-        self.pcmd = Fraction(0)
-        self.pcmd_squares = Fraction(0)
+        self._pcmd: Counter[float] = Counter()
+        self._sums = [Fraction(0), Fraction(0), Fraction(0), Fraction(0)]  # acc, passed, pcmd, pcmd²
 
     def add(self, prompt_result: Mapping[str, Any]) -> None:
         """Add one scorable per-prompt result (its aggregates must not be null)."""
         self.prompts += 1
-        self.accuracy += Fraction(prompt_result["accuracy"])
-        self.passed += Fraction(prompt_result["pass_at_k"])
+        accuracy, passed = prompt_result["accuracy"], prompt_result["pass_at_k"]
+        for counts, value in ((self._accuracy, accuracy), (self._passed, passed)):
+            if value not in counts:
+                Fraction(value)  # a value the rational sum refuses is refused now, as it always was
+        self._accuracy[accuracy] += 1
+        self._passed[passed] += 1
         self.distinct += prompt_result["distinct_at_k"]
         value = prompt_mode_diversity(prompt_result["draws"], POOLED)
         if value is not None:
-            exact = Fraction(value)
             self.defined += 1
-            self.pcmd += exact
-            self.pcmd_squares += exact * exact
+            self._pcmd[value] += 1
+        if max(len(self._accuracy), len(self._passed), len(self._pcmd)) > self.DISTINCT_VALUES:
+            self._fold()
+
+    def _fold(self) -> None:
+        """Move the counted values into the exact sums."""
+        sums = self._sums
+        for value, count in self._accuracy.items():
+            sums[0] += Fraction(value) * count
+        for value, count in self._passed.items():
+            sums[1] += Fraction(value) * count
+        for value, count in self._pcmd.items():
+            exact = Fraction(value)
+            sums[2] += exact * count
+            sums[3] += exact * exact * count
+        self._accuracy.clear()
+        self._passed.clear()
+        self._pcmd.clear()
+
+    @property
+    def accuracy(self) -> Fraction:
+        self._fold()
+        return self._sums[0]
+
+    @property
+    def passed(self) -> Fraction:
+        self._fold()
+        return self._sums[1]
+
+    @property
+    def pcmd(self) -> Fraction:
+        self._fold()
+        return self._sums[2]
+
+    @property
+    def pcmd_squares(self) -> Fraction:
+        self._fold()
+        return self._sums[3]
 
     def summary(self, threshold: int, healthy: bool = True) -> dict[str, Any]:
         """``accuracy, pass_at_k, distinct_at_k, pcmd`` of the cell (nulls when not healthy)."""

@@ -28,6 +28,7 @@ from modebench.evaluation import (
     StatusTally,
     now_iso,
     prompt_result,
+    tally_result,
     tally_results,
     v4_cells,
 )
@@ -391,6 +392,8 @@ def _run(
     history.append({"started_at": now_iso(), "workers": grader.workers, "resumed_prompts": done})
     ledger.put("history", history)
     ledger.commit()
+    # Results committed by an earlier invocation are tallied from the ledger; the rest as graded.
+    statuses, cells = tally(_graded_rows(ledger) if done else iter(()), _policy(identity))
     _grade(
         ledger,
         journal,
@@ -402,6 +405,7 @@ def _run(
         progress,
         selection,
         _policy(identity),
+        (statuses, cells),
     )
     _event(progress, "finalizing", count, count)
     if file_sha256(source) != identity["input_sha256"]:
@@ -410,14 +414,22 @@ def _run(
         raise InputError("result journal changed during evaluation; no final output published")
     software = with_plugins(software, _plugins_of(ledger))
     if shard is not None:
-        status, cells = _publish_shard(ledger, output, journal, software, options, shard, count)
+        status, published = _publish_shard(
+            ledger, output, journal, software, options, shard, count, statuses, cells
+        )
     else:
-        status, cells = _publish(ledger, output, journal, software, options, count)
+        status, published = _publish(ledger, output, journal, software, options, count, statuses, cells)
     ledger.put("phase", "complete")
     ledger.put("output_sha256", file_sha256(output))
     ledger.commit()
     _event(progress, "complete", count, count)
-    return _summary(output, cells, count, frozen is not None, status, ledger.directory)
+    return _summary(output, published, count, frozen is not None, status, ledger.directory)
+
+
+def _graded_rows(ledger: _ledger.Ledger) -> Iterator[tuple[int, str, int, dict[str, Any]]]:
+    """``(level, domain, k, result)`` of every committed result, in input order."""
+    for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result", "result IS NOT NULL"):
+        yield level, domain, k, json.loads(result_json)
 
 
 def _preflight(
@@ -440,6 +452,7 @@ def _preflight(
     # raised only after Phases A and B passed for the whole input — the same error, in the same
     # order, as three separate passes: if Phase B passes, every record saw the same run.
     binding_error: InputError | None = None
+    ledger.staging = True  # progress commits pack their records on the ledger's helper thread
     wanted = options.prompt_ids
     found: set[str] = set()
     for number, record in iter_jsonl(source, input_digest):
@@ -471,6 +484,7 @@ def _preflight(
         if seq % 100 == 0:
             ledger.commit()
             _event(progress, "validating", seq, None)
+    ledger.staging = False
     records_digest.update(b"]")
     if input_digest.hexdigest() != input_sha:
         raise InputError("input changed while validation was running; use a fresh checkpoint")
@@ -555,6 +569,7 @@ def _check_ledger(ledger: _ledger.Ledger, selection: Shard) -> int:
 
 
 def _domains_of(ledger: _ledger.Ledger) -> list[str]:
+    ledger.flush()
     return [row[0] for row in ledger.db.execute("SELECT DISTINCT domain FROM prompts")]
 
 
@@ -670,7 +685,8 @@ def _grade(
     grader: Grader,
     progress: Progress | None,
     selection: Shard,
-    unscorable: str = policy.FAIL_RUN,
+    unscorable: str,
+    tallied: tuple[StatusTally, dict[CellKey, metrics.CellAccumulator]],
 ) -> None:
     _event(progress, "grading", done, count)
     if done == count:
@@ -701,8 +717,13 @@ def _grade(
                 _event(progress, "grading", done, count)
             started = time.monotonic()
 
+        statuses, cells = tallied
         for seq, prepared, attempts in grader.results(pending):
-            result_json = canonical(prompt_result(prepared, policy.apply(unscorable, attempts)))
+            result = prompt_result(prepared, policy.apply(unscorable, attempts))
+            result_json = canonical(result)
+            # The receipt's cells are tallied as results are made, not read back at publication.
+            k = len(prepared["raw"]["responses"])
+            tally_result(statuses, cells, (prepared["level"], prepared["domain"], k), result)
             line = _journal_line(seq, prepared, result_json)
             link = _ledger.chain_link(link, line)
             ledger.set_result(seq, result_json, link)
@@ -791,12 +812,9 @@ def _publish(
     software: dict[str, Any],
     options: Options,
     count: int,
+    statuses: StatusTally,
+    cells: dict[CellKey, metrics.CellAccumulator],
 ) -> tuple[str, int]:
-    rows = (
-        (level, domain, k, json.loads(result_json))
-        for _seq, level, domain, k, result_json in ledger.rows("level, domain, k, result")
-    )
-    statuses, cells = tally(rows, _policy(ledger.get("identity")))
     meta = _run_meta(ledger, software, ledger.get("identity"))
     text, status = receipt_text(
         meta, statuses, cells, options.min_defined_prompts, journal_reference(journal, output, count)
@@ -815,17 +833,12 @@ def _publish_shard(
     options: Options,
     shard: Shard,
     count: int,
+    statuses: StatusTally,
+    cells: dict[CellKey, metrics.CellAccumulator],
 ) -> tuple[str, int]:
     """A shard receipt: the run's identity as an unsharded run would bind it, and this shard's journal."""
     whole = {key: value for key, value in ledger.get("identity").items() if key != "shard"}
     meta = _run_meta(ledger, software, whole)
-    rows = (
-        (level, domain, k, json.loads(result_json))
-        for _seq, level, domain, k, result_json in ledger.rows(
-            "level, domain, k, result", "result IS NOT NULL"
-        )
-    )
-    statuses, cells = tally(rows)
     reference = journal_reference(journal, output, shard.size(count))
     text, status = shard_receipt_text(meta, shard, count, statuses, options.min_defined_prompts, reference)
     with atomic_output(output) as handle:
