@@ -350,8 +350,8 @@ def test_a_failed_configuration_gets_its_receipt_and_the_suite_goes_on(
     summary = json.loads((root / "out" / "suite.json").read_bytes())
     assert [entry["status"] for entry in summary["configs"]] == ["failed", "completed"]
     assert summary["configs"][0]["cells"] == [] and summary["configs"][0]["journal"] is None
-    code, out, _ = _cli(capsys, "report", str(root / "out" / "suite.json"))
-    assert code == 3
+    code, out, err = _cli(capsys, "report", str(root / "out" / "suite.json"))
+    assert code == 3, err
     assert out.splitlines()[0] == "Suite failed: 1 of 2 configurations completed (split eval)"
     assert out.splitlines()[3].split()[:3] == [CONFIGS[0], "failed", "-"]
     assert f"{CONFIGS[0]} FAILED: see modebench report" in out
