@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from modebench.cli._common import EXIT_FAILED, print_json
@@ -26,8 +27,24 @@ def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     text, completed = report_table(args.receipt, args.format)
     print(text, flush=True)
     if not completed:
-        _explain(args.receipt)
+        _explain(_receipts_of(args.receipt))
     return 0 if completed else EXIT_FAILED
+
+
+def _receipts_of(paths: list[str]) -> list[str]:
+    """The receipts behind the arguments: a suite summary stands for its configurations' receipts."""
+    from modebench.suite.summary import is_summary
+    from modebench.validation import loads
+
+    found: list[str] = []
+    for path in paths:
+        if not is_summary(path):
+            found.append(path)
+            continue
+        with open(path, "rb") as handle:
+            document = loads(handle.read())
+        found.extend(str(Path(path).parent / entry["receipt"]) for entry in document["configs"])
+    return found
 
 
 def _explain(receipts: list[str]) -> None:
