@@ -56,8 +56,8 @@ def _explain(receipts: list[str]) -> None:
         try:
             explanation = explain_unscorable(receipt)
         except (ValueError, OSError):
-            # not a single receipt (a suite summary names its configs' receipts on stdout), or
-            # the receipt moved since report read it: the contractual report text stands alone
+            # a failed configuration without a receipt, or one moved since report read it: the
+            # contractual report text stands alone
             continue
         if explanation.status == "completed":
             continue
