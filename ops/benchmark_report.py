@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import platform
 import sys
 import tempfile
@@ -103,6 +104,7 @@ def main() -> None:
             "setup_seconds": round(setup, 1),
             "one_receipt": render([big_a], root / "one.html"),
             "two_receipts": render([big_a, big_b], root / "two.html"),
+            "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         }
     text = json.dumps(result, indent=2)
     print(text)
