@@ -109,6 +109,7 @@ def main() -> None:
     args = parser.parse_args()
     pool = _pool()
     runs = []
+    base: list[Path] = []
     with tempfile.TemporaryDirectory(prefix="modebench-stats-bench-") as scratch:
         for prompts in args.sizes:
             started = time.perf_counter()
@@ -116,8 +117,9 @@ def main() -> None:
                 from benchmark_report import replicate
 
                 root = Path(scratch)
-                small = [evaluate(path) for path in write_inputs(root, args.base, args.k, pool)]
-                a, b = (replicate(r, prompts, root / f"{n}-{prompts}-big.json") for r, n in zip(small, "ab"))
+                if not base:  # graded once, repeated to every size
+                    base.extend(evaluate(path) for path in write_inputs(root, args.base, args.k, pool))
+                a, b = (replicate(r, prompts, root / f"{n}-{prompts}-big.json") for r, n in zip(base, "ab"))
             else:
                 a, b = (evaluate(path) for path in write_inputs(Path(scratch), prompts, args.k, pool))
             graded = time.perf_counter() - started
