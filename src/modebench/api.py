@@ -43,6 +43,7 @@ __all__ = [
     "compare",
     "curves",
     "evaluate_file",
+    "evaluate_suite",
     "export_dataset",
     "generate_responses",
     "grade",
@@ -52,6 +53,7 @@ __all__ = [
     "make_prompt",
     "merge_shards",
     "observed_discordant",
+    "prepare_suite",
     "prompt_retention",
     "read_report",
     "render_html",
@@ -93,6 +95,71 @@ def export_dataset(
     from modebench.hub.export import export_release
 
     return export_release(directory, registry=registry, cache_dir=cache_dir, offline=offline)
+
+
+def prepare_suite(
+    directory: PathLike,
+    configs: str | Sequence[str],
+    split: str = "eval",
+    *,
+    limit: int | None = None,
+    data_root: PathLike | None = None,
+    cache_dir: PathLike | None = None,
+    offline: bool = False,
+    registry: str | None = None,
+) -> dict[str, Any]:
+    """Export the requests of several frozen configurations as ``directory/<config>.jsonl``.
+
+    ``configs`` is a name, a comma list, a list of those, or ``"all"`` (every configuration of the
+    registry with ``split``); ``limit`` keeps the first ``limit`` prompts of each (``docs/suites.md``).
+    Returns ``output``, ``configs`` (count), ``prompts`` (total), ``files`` and, if given, ``limit``.
+    """
+    from modebench.suite.runs import prepare_suite as _prepare_suite
+
+    return _prepare_suite(
+        directory,
+        configs,
+        split,
+        limit=limit,
+        data_root=data_root,
+        cache_dir=cache_dir,
+        offline=offline,
+        registry=registry,
+    )
+
+
+def evaluate_suite(
+    input_dir: PathLike,
+    output_dir: PathLike,
+    configs: str | Sequence[str],
+    *,
+    options: EvaluationOptions | None = None,
+    resume: bool = False,
+    workers: int = 1,
+    progress: Callable[[Progress], None] | None = None,
+    backend: str = "local",
+    cluster_address: str | None = None,
+) -> dict[str, Any]:
+    """Evaluate ``input_dir/<config>.jsonl`` for each configuration into ``output_dir/<config>.json``
+    (each the receipt a one-configuration ``evaluate_file`` gives) plus the summary
+    ``output_dir/suite.json`` that ``report_table`` reads (``docs/suites.md``).
+
+    ``options`` apply to every configuration and leave ``config`` unset. Returns ``output``,
+    ``summary``, ``configs``, ``completed``, ``prompts`` and ``status``.
+    """
+    from modebench.suite.runs import evaluate_suite as _evaluate_suite
+
+    return _evaluate_suite(
+        input_dir,
+        output_dir,
+        configs,
+        options=options,
+        resume=resume,
+        workers=workers,
+        progress=cast(Callable[[dict[str, Any]], None] | None, progress),
+        backend=backend,
+        cluster_address=cluster_address,
+    )
 
 
 def make_prompt(task: Task, condition: str = "registered_hints_v1") -> list[ChatMessage]:
@@ -316,13 +383,21 @@ def render_html(
     """
     from modebench.render.html import render_html as _render_html
     from modebench.stats import Bootstrap
+    from modebench.suite.summary import is_summary
+
+    for path in receipts:
+        if is_summary(path):
+            raise InputError(
+                f"{path} is a suite summary: the HTML report takes receipts (its <config>.json files)"
+            )
 
     return _render_html(list(receipts), output, Bootstrap(seed, resamples, level))
 
 
 def report_table(receipts: Sequence[PathLike], fmt: str = "text") -> tuple[str, bool]:
     """The receipts' cell table as ``text`` (the classic report), ``json``, ``csv`` or ``markdown``;
-    returns (text, whether every receipt completed)."""
+    returns (text, whether every receipt completed). A suite summary (``suite.json``), given alone,
+    gives one table of all its verified receipts."""
     from modebench.render.report_table import report_table as _report_table
 
     return _report_table(list(receipts), fmt)

@@ -94,6 +94,12 @@ class EvaluationOptions:
     run_file: PathLike | None = None
     #: Keep the checkpoint ledger after a completed run (by default only the result journal stays).
     keep_checkpoint: bool = False
+    #: A quick trial: only the first ``limit`` prompts of the frozen split (recorded in the receipt's
+    #: dataset block as ``limit``; ``docs/suites.md``); needs ``config``.
+    limit: int | None = None
+    #: A prompt-id list file (``docs/prompt-ids.md``): grade only the input records it lists (every
+    #: listed id must be in the input, and in the split with ``config``); others are skipped.
+    ids: PathLike | None = None
 
 
 @dataclass(frozen=True)

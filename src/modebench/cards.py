@@ -149,4 +149,8 @@ def card(config: str, registry: RegistryLike = None) -> dict[str, Any]:
     for item in found:
         if item["config"] == config:
             return item
-    raise InputError("unknown dataset configuration; use datasets list")
+    from modebench._datasets.suggest import unknown_hint
+
+    raise InputError(
+        "unknown dataset configuration; use datasets list" + unknown_hint(config, None, chosen.records)
+    )

@@ -72,6 +72,15 @@ def normalize_task_identity(level: object, domain: object) -> tuple[int, Domain]
     return normalize_level(level), normalize_domain(domain)
 
 
+def install_hint(extra: str) -> str:
+    """How to install an optional extra of this project, the same words in every message.
+
+    Never the package index's ``modebench``: the index holds the published ModeBench 0.4.0
+    under that name. This project installs from its checkout (README, "Install").
+    """
+    return f"pip install -e '.[{extra}]' in the modebench checkout"
+
+
 __all__ = [
     "BENCHMARK_CONTRACT",
     "DIAGNOSTIC_CONTRACT",
@@ -81,6 +90,7 @@ __all__ = [
     "LEVELS",
     "NOT_ADMITTED_LEVELS",
     "NOT_DIFFICULTY_MATCHED",
+    "install_hint",
     "normalize_domain",
     "normalize_level",
     "normalize_task_identity",

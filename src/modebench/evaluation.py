@@ -134,6 +134,8 @@ class Options:
     split: str = "eval"
     allow_partial: bool = False
     data_root: Any = None
+    #: ``modebench.suite.ids.PromptIds``: grade only these records (file evaluation).
+    prompt_ids: Any = None
 
     @classmethod
     def build(
@@ -145,6 +147,7 @@ class Options:
         config: Any = None,
         split: Any = "eval",
         allow_partial: Any = False,
+        prompt_ids: Any = None,
     ) -> Options:
         positive_integer(min_defined_prompts, "min_defined_prompts")
         if not isinstance(allow_partial, bool):
@@ -152,7 +155,7 @@ class Options:
         if config is None and (data_root is not None or allow_partial or split != "eval"):
             raise InputError("data_root, split, and allow_partial require a frozen config")
         validated_run = validate_run(run) if run is not None else None
-        return cls(min_defined_prompts, validated_run, config, split, allow_partial, data_root)
+        return cls(min_defined_prompts, validated_run, config, split, allow_partial, data_root, prompt_ids)
 
 
 ReferenceValidator = Callable[[int, str, Any], dict[str, Any]]
@@ -340,8 +343,11 @@ class Preflight:
 
     def dataset_block(self) -> dict[str, Any]:
         if self.frozen is None:
-            return {"kind": "custom", "references_authenticated": False}
-        block: dict[str, Any] = self.frozen.dataset_block(self)
+            block: dict[str, Any] = {"kind": "custom", "references_authenticated": False}
+        else:
+            block = self.frozen.dataset_block(self)
+        if self.options.prompt_ids is not None:  # a selection by id list: the receipt says which
+            block["prompt_ids"] = self.options.prompt_ids.ordered()
         return block
 
 

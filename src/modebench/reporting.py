@@ -179,6 +179,8 @@ def check_identity(payload: dict[str, Any]) -> None:
             "split": "eval",
             "allow_partial": False,
         }
+        if "prompt_ids" in dataset:  # graded a selection of the input (an id list)
+            options["prompt_ids"] = dataset["prompt_ids"]
         identity = checkpoint_identity(payload["input_sha256"], options, None, software)
         if digest_json(identity) == execution.get("identity_sha256"):
             return

@@ -42,7 +42,8 @@ from modebench.identity import (
 from modebench.metrics import CellAccumulator
 from modebench.parallel import MAX_WORKERS
 from modebench.publish import atomic_output
-from modebench.validation import InputError, loads, positive_integer
+from modebench.suite.ids import PromptIds
+from modebench.validation import InputError, OptionError, loads, positive_integer
 
 MAX_RESPONSES_PER_PROMPT = 4096
 MAX_INPUT_LINE_BYTES = 16_777_216
@@ -103,6 +104,14 @@ def iter_jsonl(path: str | os.PathLike[str], digest: Any = None) -> Iterator[tup
             ):
                 raise InputError(f"line {number}: exceeds {MAX_RESPONSES_PER_PROMPT} responses per prompt")
             yield number, value
+
+
+def _record_id(record: Any) -> str | None:
+    """A record's prompt id as the evaluator names it, or ``None`` if it has no valid one."""
+    ident = record.get("id") if isinstance(record, dict) else None
+    if isinstance(ident, bool) or not isinstance(ident, (str, int)):
+        return None
+    return str(ident)
 
 
 def _event(progress: Progress | None, phase: str, done: int, total: int | None) -> None:
@@ -170,8 +179,15 @@ def evaluate_file(
     backend: str = "local",
     cluster_address: str | None = None,
     shard: Shard | None = None,
+    limit: int | None = None,
+    prompt_ids: PromptIds | None = None,
 ) -> dict[str, Any]:
     """Evaluate a JSONL file of saved responses; publish a v4 receipt; return a summary.
+
+    ``limit`` (frozen mode only) admits the first ``limit`` prompts of the split and records the
+    limit in the receipt's dataset block (``docs/suites.md``).
+    With ``prompt_ids`` only the records it lists are graded (the rest are skipped); the list
+    enters the run's identity and the receipt's ``dataset.prompt_ids``.
 
     ``backend`` picks where grading runs (``local`` worker pool or ``ray`` actors at
     ``cluster_address``); the receipt and journal do not depend on it. With ``shard`` only that
@@ -198,10 +214,17 @@ def evaluate_file(
         "split": split,
         "allow_partial": allow_partial,
     }
+    if prompt_ids is not None:  # absent otherwise: the identity of every other run is unchanged
+        raw_options["prompt_ids"] = prompt_ids.ordered()
     # Everything that can fail on bad input before grading is checked before the checkpoint
     # exists, and hashing the input happens here too: a failure leaves nothing behind, and a
     # kill before the first commit has little to interrupt.
-    options = Options.build(data_root=data_root, **raw_options)
+    options = Options.build(data_root=data_root, **{**raw_options, "prompt_ids": prompt_ids})
+    if limit is not None:  # only then: an unlimited run keeps its 0.4.0 checkpoint identity
+        positive_integer(limit, "limit", option=True)
+        if options.config is None:
+            raise OptionError("limit_requires_config", "limit requires a frozen config")
+        raw_options["limit"] = limit
     if registry is not None and options.config is None:
         raise InputError("registry requires a frozen config")
     frozen = None
@@ -211,7 +234,9 @@ def evaluate_file(
         root = options.data_root if options.data_root is not None else "data"
         # A custom registry enters the resume identity through the split record and the
         # manifest hash of its data root (the cache manifest holds the registry's bytes).
-        frozen = open_frozen(root, options.config, options.split, options.allow_partial, registry)
+        frozen = open_frozen(root, options.config, options.split, options.allow_partial, registry, limit)
+        if prompt_ids is not None:
+            prompt_ids.require_within(set(frozen.expected_ids), f"{options.config}/{options.split}")
     identity = loads(
         canonical(checkpoint_identity(file_sha256(source), raw_options, frozen, software, shard))
     )
@@ -383,7 +408,15 @@ def _preflight(
     # raised only after Phases A and B passed for the whole input — the same error, in the same
     # order, as three separate passes: if Phase B passes, every record saw the same run.
     binding_error: InputError | None = None
+    wanted = options.prompt_ids
+    found: set[str] = set()
     for number, record in iter_jsonl(source, input_digest):
+        if wanted is not None:
+            ident = _record_id(record)
+            if ident is not None and ident not in wanted:
+                continue  # not selected: neither validated nor graded
+            if ident is not None:
+                found.add(ident)
         try:
             prepared = preflight.accept(record, f"line {number}")
             raw_text = canonical(record)
@@ -409,6 +442,8 @@ def _preflight(
     records_digest.update(b"]")
     if input_digest.hexdigest() != input_sha:
         raise InputError("input changed while validation was running; use a fresh checkpoint")
+    if wanted is not None:
+        wanted.require_within(found, "the input")
     preflight.finish()
     if binding_error is not None:
         raise binding_error

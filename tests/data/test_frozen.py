@@ -142,7 +142,7 @@ def test_frozen_check_against_the_packaged_registry(tmp_path: Path) -> None:
 def test_missing_data_extra_is_reported_first(tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
-    message = "dataset loading requires the 'data' extra: pip install 'modebench[data]'"
+    message = "dataset loading requires the 'data' extra: pip install -e '.[data]' in the modebench checkout"
     with pytest.raises(InputError, match=r"'data' extra"):
         data.load_split(tmp_path / "missing", "level1_countdown", "eval")
     tasks = api.load_tasks("level1_countdown", cache_dir=tmp_path / "c", offline=True)

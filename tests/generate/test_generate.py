@@ -300,7 +300,10 @@ def test_missing_extra_gives_install_hint(
         str(tmp_path / "o.jsonl"),
     ]
     err = _error(capsys, *args)
-    assert "generation requires the 'generate' extra: pip install 'modebench[generate]'" in err
+    assert (
+        "generation requires the 'generate' extra: pip install -e '.[generate]' in the modebench checkout"
+        in err
+    )
     assert "Traceback" not in err and not (tmp_path / "o.jsonl").exists()
 
 

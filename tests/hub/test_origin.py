@@ -208,5 +208,5 @@ def test_without_huggingface_hub_a_hub_registry_asks_for_the_extra(
     assert code == 2 and out == "" and hub.requests == []
     assert err.strip().splitlines()[-1] == (
         "modebench: error: fetching from the Hugging Face Hub requires the 'data' extra: "
-        "pip install 'modebench[data]'"
+        "pip install -e '.[data]' in the modebench checkout"
     )

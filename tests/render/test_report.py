@@ -116,7 +116,11 @@ def test_html_refusals(
     with pytest.raises(SystemExit) as exit_info:
         main(["report", str(report_receipts["walkthrough"]), "--html", str(output)])
     err = capsys.readouterr().err
-    assert exit_info.value.code == 2 and "pip install 'modebench[plot]'" in err and "Traceback" not in err
+    assert (
+        exit_info.value.code == 2
+        and "pip install -e '.[plot]' in the modebench checkout" in err
+        and "Traceback" not in err
+    )
     assert not output.exists() and list(tmp_path.iterdir()) == []
 
 
@@ -137,5 +141,5 @@ def test_trajectory_html_refusals(
     with pytest.raises(SystemExit) as exit_info:
         main(["trajectory", *runs, "--html", str(output)])
     err = capsys.readouterr().err
-    assert exit_info.value.code == 2 and "pip install 'modebench[plot]'" in err and "Traceback" not in err
+    assert exit_info.value.code == 2 and "pip install -e '.[plot]'" in err and "Traceback" not in err
     assert not output.exists() and list(tmp_path.iterdir()) == []

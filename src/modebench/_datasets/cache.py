@@ -18,7 +18,8 @@ from typing import Any, BinaryIO, cast
 
 from modebench import registries
 from modebench._datasets.paths import cache_base, remembered_registry
-from modebench._datasets.sources import RegistryLike, load_registry
+from modebench._datasets.sources import BUNDLED, RegistryLike, load_registry
+from modebench._datasets.suggest import unknown_hint
 from modebench._datasets.transfer import transfer
 from modebench.identity import bounded_file_sha256
 from modebench.publish import atomic_output
@@ -71,7 +72,24 @@ def _write_atomic(path: Path, data: bytes) -> None:
         cast(BinaryIO, handle).write(data)
 
 
-def _download(url: str, target: Path, record: dict[str, Any], label: str) -> None:
+#: Said after a failed download from the packaged registry's origin (most often: no network).
+BUNDLED_HINT = "no network? the release bundled with the package needs none: use the registry 'bundled'"
+
+
+def _unreachable(error: InputError, url: str, packaged: bool) -> OptionError:
+    """A failed transfer, naming the URL tried (and, for the packaged registry, the offline release)."""
+    lines = [str(error), f"  tried {url}"]
+    if packaged:
+        lines.append(f"  {BUNDLED_HINT}")
+    return OptionError(
+        "download_failed_packaged" if packaged else "download_failed",
+        "\n".join(lines),
+        error=str(error),
+        url=url,
+    )
+
+
+def _download(url: str, target: Path, record: dict[str, Any], label: str, packaged: bool = False) -> None:
     digest = hashlib.sha256()
     try:
         # Renamed into place only after it verified; concurrent fetchers all install identical bytes.
@@ -81,7 +99,10 @@ def _download(url: str, target: Path, record: dict[str, Any], label: str) -> Non
                 cast(BinaryIO, handle).write(chunk)
                 digest.update(chunk)
 
-            transfer(url, sink, "dataset download", "; retry fetch or use a verified offline cache")
+            try:
+                transfer(url, sink, "dataset download", "; retry fetch or use a verified offline cache")
+            except InputError as exc:
+                raise _unreachable(exc, url, packaged) from None
             if digest.hexdigest() != record["parquet_sha256"]:
                 raise InputError(f"download hash mismatch: {label}; cache not modified")
     except OSError as exc:
@@ -133,7 +154,10 @@ def fetch(
     chosen = load_registry(registry, offline=offline, cache_dir=cache_dir)
     records = chosen.select(config, split)
     if len(records) != 1:
-        raise InputError(f"unknown dataset selection: {config or '*'}/{split or '*'}; use datasets list")
+        raise InputError(
+            f"unknown dataset selection: {config or '*'}/{split or '*'}; use datasets list"
+            + unknown_hint(config, split, chosen.records)
+        )
     record = records[0]
     label = f"{config}/{split}"
     if chosen.local_root is not None:
@@ -152,13 +176,19 @@ def fetch(
     elif chosen.base.startswith("hf://"):
         _hub_download(chosen, record, target, label, offline, cache_dir)
     elif offline:
+        packaged = chosen.source == registries.packaged().source
         raise OptionError(
-            "dataset_not_cached",
-            f"dataset is not cached: {label}; fetch it while online first",
+            "dataset_not_cached_packaged" if packaged else "dataset_not_cached",
+            f"dataset is not cached: {label}; fetch it while online first"
+            + (
+                f"\n  or use the release bundled with the package: the registry '{BUNDLED}'"
+                if packaged
+                else ""
+            ),
             label=label,
         )
     else:
-        _download(chosen.url(record), target, record, label)
+        _download(chosen.url(record), target, record, label, chosen.source == registries.packaged().source)
     _write_atomic(root / "manifest.json", chosen.raw)
     if urllib.parse.urlsplit(chosen.source).scheme in ("http", "https"):
         remembered = remembered_registry(chosen.source, cache_dir)

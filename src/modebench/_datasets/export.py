@@ -3,6 +3,7 @@ prompt for ``datasets inspect``. None of these ever puts a reference into a requ
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterator
@@ -15,21 +16,36 @@ from modebench._datasets.roots import SplitSource, preload_registry
 from modebench._datasets.sources import RegistryLike
 from modebench.api_types import Task
 from modebench.prompts import DEFAULT_CONDITION, make_messages, messages_sha256
-from modebench.validation import InputError, is_integer, loads
+from modebench.suite.ids import PromptIds, read_ids
+from modebench.validation import InputError, is_integer, loads, positive_integer
 
 __all__ = ["export_requests", "inspect", "iter_tasks", "prepare_requests"]
 
 
 def prepare_requests(
-    root: PathLike, config: str, split: str = "eval", *, registry: RegistryLike = None
+    root: PathLike,
+    config: str,
+    split: str = "eval",
+    *,
+    registry: RegistryLike = None,
+    ids: PromptIds | None = None,
+    limit: int | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Request records (no references) of a frozen split, in row order."""
+    """Request records (no references) of a frozen split, in row order; with ``ids``, only those
+    (an id the split lacks is refused before the first request); with ``limit``, only the first
+    ``limit`` rows."""
     loaded = load(root, config, split, True, registry)
     level, domain = task_identity(loaded.record)
-    for index, row in enumerate(loaded.rows):
+    rows = loaded.rows if limit is None else loaded.rows[:limit]
+    names = [prompt_id(config, split, index) for index in range(len(loaded.rows))]
+    if ids is not None:
+        ids.require_within(set(names), f"{config}/{split}")
+    for index, row in enumerate(rows):
+        if ids is not None and names[index] not in ids:
+            continue
         messages = make_messages(level, domain, row, DEFAULT_CONDITION)
         yield {
-            "id": prompt_id(config, split, index),
+            "id": names[index],
             "level": level,
             "domain": domain,
             "messages": messages,
@@ -79,19 +95,33 @@ def export_requests(
     cache_dir: PathLike | None = None,
     offline: bool = False,
     registry: RegistryLike = None,
+    ids: PathLike | None = None,
+    limit: int | None = None,
 ) -> dict[str, Any]:
-    """``modebench prepare``: publish the request JSONL atomically; never overwrite."""
+    """``modebench prepare``: publish the request JSONL atomically; never overwrite.
+
+    ``ids`` names a prompt-id list (``docs/prompt-ids.md``): only those prompts are exported.
+    ``limit`` keeps the first ``limit`` rows (a quick trial); the summary then says so.
+    """
     from modebench.publish import atomic_output
 
     if Path(output).exists():
         raise InputError(f"output already exists: {os.fspath(output)}")
+    if limit is not None:
+        positive_integer(limit, "limit", option=True)
+    selected = read_ids(ids) if ids is not None else None
     root, registry = SplitSource(config, split, data_root, cache_dir, offline, registry).open()
+    requests = prepare_requests(root, config, split, registry=registry, ids=selected, limit=limit)
+    first = next(requests, None)  # an unknown id fails here, before the output exists
     count = 0
     with atomic_output(output) as handle:
-        for request in prepare_requests(root, config, split, registry=registry):
+        for request in itertools.chain([first] if first is not None else [], requests):
             handle.write(json.dumps(request, allow_nan=False) + "\n")
             count += 1
-    return {"output": os.fspath(output), "prompts": count}
+    summary: dict[str, Any] = {"output": os.fspath(output), "prompts": count}
+    if limit is not None:  # only then: an unlimited summary stays as 0.4.0 printed it
+        summary["limit"] = limit
+    return summary
 
 
 def inspect(

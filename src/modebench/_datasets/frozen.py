@@ -18,10 +18,17 @@ UNIQUE_ANSWER_NOTE = "Single-answer diagnostic; separate from the main benchmark
 
 
 class FrozenSplit:
-    """The evaluator's view of one verified frozen split: which prompt IDs, rows and checks."""
+    """The evaluator's view of one verified frozen split: which prompt IDs, rows and checks.
 
-    def __init__(self, config: str, split: str, loaded: Loaded, allow_partial: bool) -> None:
-        self.config, self.split, self.allow_partial = config, split, allow_partial
+    ``limit`` (a quick trial) admits only the first ``limit`` prompts of the split and expects all
+    of them; the receipt's dataset block then records ``limit`` and is not ``complete`` unless the
+    limit covers the whole split. Without it the block is exactly 0.4.0's.
+    """
+
+    def __init__(
+        self, config: str, split: str, loaded: Loaded, allow_partial: bool, limit: int | None = None
+    ) -> None:
+        self.config, self.split, self.allow_partial, self.limit = config, split, allow_partial, limit
         self.record = loaded.record
         self.manifest_sha256 = loaded.manifest_sha256
         self.level, self.domain = task_identity(loaded.record)
@@ -34,6 +41,11 @@ class FrozenSplit:
         index = self._index.get(rid)
         if index is None:
             raise InputError(f"unknown frozen prompt ID: {rid}")
+        if self.limit is not None and index >= self.limit:
+            raise InputError(
+                f"not among the first {self.limit} prompts of the split (limit {self.limit}); "
+                "keep only those records"
+            )
         if "answer" in record:
             raise InputError("frozen evaluation resolves answer from the dataset; omit supplied answer")
         level = normalize_level(record.get("level", self.level))
@@ -62,7 +74,15 @@ class FrozenSplit:
             raise InputError(
                 f"frozen evaluation requires {DEFAULT_CONDITION}; use custom mode for changed conditions"
             )
-        missing = len(self.expected_ids) - len(preflight.supplied_ids)
+        expected = len(self.expected_ids) if self.limit is None else min(self.limit, len(self.expected_ids))
+        missing = expected - len(preflight.supplied_ids)
+        if preflight.options.prompt_ids is not None:  # complete = every listed id (checked before)
+            missing = len(preflight.options.prompt_ids) - len(preflight.supplied_ids)
+        elif missing and self.limit is not None and not self.allow_partial:
+            raise InputError(
+                f"incomplete limited selection: missing {missing} of the first {expected} prompts; "
+                "explicitly allow_partial to evaluate a subset"
+            )
         if missing and not self.allow_partial:
             raise InputError(
                 f"incomplete frozen split: missing {missing} of {len(self.expected_ids)} prompts; "
@@ -89,11 +109,18 @@ class FrozenSplit:
         }
         if self.config.endswith("_unique_answer"):
             block["protocol_notes"] = [UNIQUE_ANSWER_NOTE]
+        if self.limit is not None:  # only then, so an unlimited receipt keeps 0.4.0's fields
+            block["limit"] = self.limit
         return block
 
 
 def open_frozen(
-    root: PathLike, config: str, split: str, allow_partial: bool, registry: RegistryLike = None
+    root: PathLike,
+    config: str,
+    split: str,
+    allow_partial: bool,
+    registry: RegistryLike = None,
+    limit: int | None = None,
 ) -> FrozenSplit:
     """Load and verify a frozen split for evaluation (registry check, hash, row count)."""
-    return FrozenSplit(config, split, load(root, config, split, True, registry), allow_partial)
+    return FrozenSplit(config, split, load(root, config, split, True, registry), allow_partial, limit)

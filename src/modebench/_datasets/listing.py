@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from modebench._datasets.sources import RegistryLike, load_registry
+from modebench._datasets.suggest import unknown_hint
 from modebench.validation import InputError
 
 __all__ = ["discover", "listing", "registry_bytes"]
@@ -31,9 +32,13 @@ def listing(
     registry: RegistryLike = None,
 ) -> str:
     """The text of ``datasets list``; no network for the packaged registry."""
-    records = discover(config, split, registry=registry)
+    chosen = load_registry(registry)
+    records = chosen.select(config, split)
     if not records:
-        raise InputError(f"unknown dataset selection: {config or '*'}/{split or '*'}; use datasets list")
+        raise InputError(
+            f"unknown dataset selection: {config or '*'}/{split or '*'}; use datasets list"
+            + unknown_hint(config, split, chosen.records)
+        )
     if as_json:
         return json.dumps(records, indent=2)
     lines = ["level domain config split rows"]

@@ -13,8 +13,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from modebench._datasets.sources import RegistryLike, load_registry
+from modebench._datasets.suggest import unknown_hint
 from modebench.api_types import Domain
-from modebench.contracts import normalize_domain, normalize_level
+from modebench.contracts import install_hint, normalize_domain, normalize_level
 from modebench.registries import SCHEMA
 from modebench.validation import InputError, is_integer, loads, positive_integer
 
@@ -32,7 +33,7 @@ __all__ = [
     "verified_table",
 ]
 
-DATA_EXTRA_MESSAGE = "dataset loading requires the 'data' extra: pip install 'modebench[data]'"
+DATA_EXTRA_MESSAGE = f"dataset loading requires the 'data' extra: {install_hint('data')}"
 PathLike = str | os.PathLike[str]
 
 
@@ -71,7 +72,8 @@ def _locate(
         raise InputError("dataset manifest requires a list of split objects")
     matches = [item for item in splits if item.get("config_name") == config and item.get("split") == split]
     if len(matches) != 1:
-        raise InputError(f"unknown or ambiguous split: {config}/{split}")
+        hint = "" if matches else unknown_hint(config, split, splits)
+        raise InputError(f"unknown or ambiguous split: {config}/{split}{hint}")
     record = matches[0]
     rows = record.get("rows")
     positive_integer(rows, "dataset rows")

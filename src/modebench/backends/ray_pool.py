@@ -17,11 +17,12 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
+from modebench.contracts import install_hint
 from modebench.parallel import Chunk, Requests, grade_requests
 from modebench.validation import InputError
 from modebench.worker_process import BoundedWorker
 
-RAY_EXTRA_MESSAGE = "the ray back end requires the 'ray' extra: pip install -e '.[ray]'"
+RAY_EXTRA_MESSAGE = f"the ray back end requires the 'ray' extra: {install_hint('ray')}"
 #: Prompts per Ray task: a task round trip costs about a millisecond, so it is spread over
 #: hundreds of responses (measured by ops/benchmark_ray.py).
 RAY_CHUNK_PROMPTS = 64

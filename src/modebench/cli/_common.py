@@ -14,7 +14,20 @@ from typing import Any
 
 from modebench.validation import OptionError
 
-__all__ = ["EXIT_FAILED", "Handler", "error_message", "int_value", "print_json"]
+__all__ = [
+    "CONFIGS_HELP",
+    "EXIT_FAILED",
+    "REGISTRY_HELP",
+    "SPLITS",
+    "Handler",
+    "add_config_list",
+    "add_ids_option",
+    "add_split_options",
+    "configs_of",
+    "error_message",
+    "int_value",
+    "print_json",
+]
 
 EXIT_FAILED = 3
 Handler = Callable[[argparse.Namespace, argparse.ArgumentParser], int]
@@ -24,9 +37,18 @@ Handler = Callable[[argparse.Namespace, argparse.ArgumentParser], int]
 FLAG_MESSAGES = {
     "cache_requires_config": "--cache-dir and --offline require --config",
     "registry_requires_config": "--registry requires --config",
+    "limit_requires_config": "--limit requires --config",
     "checkpoint_exists": "checkpoint already exists: {path}; use --resume or a new destination",
     "registry_not_cached": "registry is not cached: {source}; run datasets fetch without --offline",
     "dataset_not_cached": "dataset is not cached: {label}; run datasets fetch without --offline",
+    "dataset_not_cached_packaged": (
+        "dataset is not cached: {label}; run datasets fetch without --offline\n"
+        "  or use the release bundled with the package (no network needed): --registry bundled"
+    ),
+    "download_failed": "{error}\n  tried {url}",
+    "download_failed_packaged": (
+        "{error}\n  tried {url}\n  no network? the release bundled with the package needs none: --registry bundled"
+    ),
     "positive_integer": "--{option} must be a positive integer",
     "nonnegative_integer": "--{option} must be a nonnegative integer",
     "unit_fraction": "--{option} must be between 0 and 1",
@@ -75,3 +97,86 @@ def int_value(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+
+
+SPLITS = ("train", "dev", "eval")
+REGISTRY_HELP = (
+    "registry JSON (path or URL), bundled, or hf://datasets/OWNER/NAME@COMMIT instead of the packaged "
+    "ModeBench 0.4.0 registry"
+)
+
+
+#: ``--config`` of ``prepare`` and ``evaluate``: one name is the classic run; more make a suite.
+CONFIGS_HELP = (
+    "frozen dataset config, e.g. level1_countdown (see 'datasets list'); several — a comma list, "
+    "repeated --config, or 'all' (every config of the registry with --split) — make a suite: "
+    "{suite} (docs/suites.md)"
+)
+
+
+def add_config_list(parser: argparse.ArgumentParser, *, required: bool, suite: str) -> None:
+    """``--config`` taking one name, several (comma list or repeated) or ``all``; ``--limit N``."""
+    parser.add_argument(
+        "--config",
+        action="append",
+        required=required,
+        metavar="NAME[,NAME...]|all",
+        help=CONFIGS_HELP.format(suite=suite),
+    )
+    parser.add_argument(
+        "--limit",
+        type=int_value,
+        metavar="N",
+        help="quick trial: only the first N prompts of each config's split, recorded as such "
+        "(default: every prompt)",
+    )
+
+
+def configs_of(args: argparse.Namespace) -> tuple[str | None, list[str] | None]:
+    """(the one config of a classic run, or None; the selection of a suite, or None)."""
+    from modebench.suite.configs import is_single
+
+    if args.config is None:
+        return None, None
+    if is_single(args.config):
+        return args.config[0], None  # as given: the classic command, byte for byte
+    return None, list(args.config)
+
+
+def add_split_options(
+    parser: argparse.ArgumentParser,
+    *,
+    config: str | None = "frozen dataset config, e.g. level1_countdown (see 'datasets list')",
+    config_required: bool = False,
+    config_group: argparse._ActionsContainer | None = None,
+    split: bool = True,
+    data_root: bool = True,
+) -> None:
+    """The options naming where a frozen split comes from, the same on every command:
+    ``--config --split --data-root --cache-dir --offline --registry``.
+
+    ``config=None`` leaves ``--config`` out (the command declares its own); ``config_group`` puts it
+    into another container (a mutually exclusive group of sources). ``data_root=False`` leaves out
+    ``--data-root`` for commands that only read the download cache. ``--data-root`` and ``--cache-dir``
+    exclude each other: a data root is read as it is, the cache is where verified downloads go.
+    """
+    if config is not None:
+        (config_group or parser).add_argument("--config", required=config_required, help=config)
+    if split:
+        parser.add_argument("--split", choices=SPLITS, default="eval", help="split of the config")
+    roots: argparse._ActionsContainer = parser.add_mutually_exclusive_group() if data_root else parser
+    if data_root:
+        roots.add_argument("--data-root", help="explicit data directory (holds manifest.json)")
+    roots.add_argument("--cache-dir", help="cache base instead of $XDG_CACHE_HOME/modebench")
+    parser.add_argument("--offline", action="store_true", help="never download; use only the verified cache")
+    parser.add_argument("--registry", help=REGISTRY_HELP)
+
+
+def add_ids_option(parser: argparse.ArgumentParser, effect: str) -> None:
+    """``--ids FILE``: a prompt-id list as ``calibrate --dev-ids/--test-ids`` writes it."""
+    parser.add_argument(
+        "--ids",
+        metavar="FILE",
+        help=f"{effect}: a file of prompt ids, one per line ('#' comments and blank lines ignored), "
+        "e.g. written by 'calibrate --dev-ids/--test-ids'",
+    )

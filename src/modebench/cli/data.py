@@ -9,15 +9,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from modebench.cli._common import print_json
+from modebench.cli._common import (
+    REGISTRY_HELP,
+    SPLITS,
+    add_config_list,
+    add_ids_option,
+    add_split_options,
+    configs_of,
+    print_json,
+)
 
 __all__ = ["add_commands"]
-
-SPLITS = ("train", "dev", "eval")
-REGISTRY_HELP = (
-    "registry JSON (path or URL), bundled, or hf://datasets/OWNER/NAME@COMMIT instead of the packaged "
-    "ModeBench 0.4.0 registry"
-)
 
 
 def _source(args: argparse.Namespace) -> dict[str, Any]:
@@ -31,9 +33,20 @@ def _source(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _prepare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    config, suite = configs_of(args)
+    if suite is not None:
+        from modebench.api import prepare_suite
+
+        if args.ids is not None:
+            parser.error("--ids applies to a single --config")
+        print_json(prepare_suite(args.output, suite, args.split, limit=args.limit, **_source(args)))
+        return 0
     from modebench.data import export_requests
 
-    print_json(export_requests(args.output, args.config, args.split, **_source(args)))
+    assert config is not None  # --config is required
+    print_json(
+        export_requests(args.output, config, args.split, ids=args.ids, limit=args.limit, **_source(args))
+    )
     return 0
 
 
@@ -78,24 +91,17 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def _roots(command: argparse.ArgumentParser, *, data_root: bool = True) -> None:
-    if data_root:
-        roots = command.add_mutually_exclusive_group()
-        roots.add_argument("--data-root", help="explicit data directory (holds manifest.json)")
-        roots.add_argument("--cache-dir", help="cache base instead of $XDG_CACHE_HOME/modebench")
-    else:
-        command.add_argument("--cache-dir", help="cache base instead of $XDG_CACHE_HOME/modebench")
-    command.add_argument("--offline", action="store_true", help="never download")
-    command.add_argument("--registry", help=REGISTRY_HELP)
-
-
 def add_commands(subparsers: Any) -> None:
     """Add ``prepare`` and ``datasets`` to the top-level subparsers (in CLI order)."""
     prepare = subparsers.add_parser("prepare", help="export frozen requests (no references) as JSONL")
-    prepare.add_argument("--config", required=True, help="frozen dataset config, e.g. level1_countdown")
-    prepare.add_argument("--split", choices=SPLITS, default="eval", help="split of the config")
-    prepare.add_argument("--output", required=True, help="request JSONL to write (never overwritten)")
-    _roots(prepare)
+    add_config_list(prepare, required=True, suite="--output is then a new directory of <config>.jsonl files")
+    add_split_options(prepare, config=None)
+    prepare.add_argument(
+        "--output",
+        required=True,
+        help="request JSONL to write, or the directory for several configs (never overwritten)",
+    )
+    add_ids_option(prepare, "export only these prompts")
     prepare.set_defaults(handler=_prepare)
 
     datasets = subparsers.add_parser("datasets", help="list, describe, fetch and inspect frozen splits")
@@ -114,17 +120,15 @@ def add_commands(subparsers: Any) -> None:
     listing.set_defaults(handler=_list)
 
     fetch = actions.add_parser("fetch", help="download and verify a split into the cache")
-    fetch.add_argument("--config", required=True, help="dataset config to download and verify")
-    fetch.add_argument("--split", choices=SPLITS, default="eval", help="split of the config")
-    _roots(fetch, data_root=False)
+    add_split_options(
+        fetch, config="dataset config to download and verify", config_required=True, data_root=False
+    )
     fetch.set_defaults(handler=_fetch)
 
     inspect = actions.add_parser("inspect", help="show one row's prompt (and optionally its reference)")
-    inspect.add_argument("--config", required=True, help="dataset config to show a row of")
-    inspect.add_argument("--split", choices=SPLITS, default="eval", help="split of the config")
+    add_split_options(inspect, config="dataset config to show a row of", config_required=True)
     inspect.add_argument("--row", type=int, default=0, help="zero-based row index")
     inspect.add_argument("--show-reference", action="store_true", help="also print the reference answer")
-    _roots(inspect)
     inspect.set_defaults(handler=_inspect)
 
     export = actions.add_parser(
@@ -132,7 +136,5 @@ def add_commands(subparsers: Any) -> None:
         help="write a registry's verified splits as a Hugging Face dataset directory (README.md card)",
     )
     export.add_argument("directory", help="new directory to create (never overwritten)")
-    export.add_argument("--registry", help=REGISTRY_HELP)
-    export.add_argument("--cache-dir", help="cache base instead of $XDG_CACHE_HOME/modebench")
-    export.add_argument("--offline", action="store_true", help="never download")
+    add_split_options(export, config=None, split=False, data_root=False)
     export.set_defaults(handler=_export)

@@ -7,13 +7,22 @@ itself, a name users import.)
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 import time
-from typing import Any
+from typing import Any, TextIO
 
 from modebench.api_types import Progress
-from modebench.cli._common import EXIT_FAILED, int_value, print_json
+from modebench.cli import _progress
+from modebench.cli._common import (
+    EXIT_FAILED,
+    add_config_list,
+    add_ids_option,
+    add_split_options,
+    configs_of,
+    int_value,
+    print_json,
+)
 from modebench.diagnostics import VerifierExecutionError
 from modebench.validation import InputError
 
@@ -21,54 +30,81 @@ __all__ = ["add_commands"]
 
 
 class _ProgressPrinter:
-    """JSON progress events on a pipe; a live one-line bar when stderr is a terminal."""
+    """Evaluation progress on stderr (``docs/progress.md``): a bar with total and ETA for every
+    phase on a terminal, the contractual JSON events — sparse by default — otherwise."""
 
-    def __init__(self, every: int) -> None:
-        self.every = every
+    def __init__(self, every: int | None, source: str, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
         self.started = time.monotonic()
-        self.tty = sys.stderr.isatty()
+        self.source = source
+        self.tty = self.stream.isatty() and every != 0
+        self.bar = _progress.Bar(self.stream, "prompts")
+        self.printed = _progress.EventFilter(every, lambda event: int(event["completed_prompts"]))
+        self.estimate: int | None = None
 
     def __call__(self, event: Progress) -> None:
-        if self.every == 0:
-            return
-        elapsed = round(time.monotonic() - self.started, 2)
+        now = time.monotonic()
         if self.tty:
-            self._bar(event, elapsed)
-            return
-        if event["phase"] != "grading" or event["completed_prompts"] % self.every == 0:
-            sys.stderr.write(json.dumps({**event, "elapsed_seconds": elapsed}) + "\n")
-            sys.stderr.flush()
+            self._draw(event, now)
+        elif self.printed(dict(event), now):
+            _progress.write_json(self.stream, dict(event), now - self.started)
 
-    def _bar(self, event: Progress, elapsed: float) -> None:
-        done, total = event["completed_prompts"], event["total_prompts"]
-        if total:
-            filled = int(30 * done / total)
-            rate = done / elapsed if elapsed > 0 else 0.0
-            line = f"{event['phase']:<10} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} prompts  {rate:,.0f}/s"
-        else:
-            line = f"{event['phase']:<10} {done} prompts"
-        end = "\n" if event["phase"] == "complete" else ""
-        sys.stderr.write("\r" + line.ljust(78) + end)
-        sys.stderr.flush()
+    def _draw(self, event: Progress, now: float) -> None:
+        phase, done, total = event["phase"], event["completed_prompts"], event["total_prompts"]
+        estimated = False
+        if phase == "validating":  # the library cannot know the count yet: estimate it from the file
+            if self.estimate is None:
+                self.estimate = _progress.count_lines(self.source) or 0
+            total, estimated = max(self.estimate, done) or None, True
+        final = phase in ("validated", "complete")
+        if phase == "validated":
+            phase = "validating"  # the same bar, completed with the exact count
+        if phase in ("finalizing", "complete"):
+            phase = "publishing"  # integrity checks, receipt assembly, publication
+        self.bar.update(phase, done, total, now, estimated=estimated, final=final)
+
+
+class _SuiteProgress:
+    """A suite's events (each names its ``config``): one printer per configuration's input file;
+    on a terminal each configuration's bars follow a line with its name."""
+
+    def __init__(self, every: int | None, directory: str) -> None:
+        self.every, self.directory = every, directory
+        self.printers: dict[str, _ProgressPrinter] = {}
+
+    def __call__(self, event: Progress) -> None:
+        name = str(dict(event).get("config"))
+        printer = self.printers.get(name)
+        if printer is None:
+            printer = _ProgressPrinter(self.every, os.path.join(self.directory, f"{name}.jsonl"))
+            self.printers[name] = printer
+            if printer.tty:
+                printer.stream.write(f"{name}\n")
+        printer(event)
 
 
 def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from modebench.api import EvaluationOptions, evaluate_file
 
-    if args.progress_every < 0:
+    if args.progress_every is not None and args.progress_every < 0:
         raise InputError("--progress-every must be nonnegative")
+    config, suite = configs_of(args)
     options = EvaluationOptions(
         min_defined_prompts=args.min_defined_prompts,
         run_file=args.run,
         data_root=args.data_root,
-        config=args.config,
+        config=config,
         split=args.split,
         allow_partial=args.allow_partial,
         registry=args.registry,
         cache_dir=args.cache_dir,
         offline=args.offline,
         keep_checkpoint=args.keep_work,
+        limit=args.limit,
+        ids=args.ids,
     )
+    if suite is not None:
+        return _evaluate_suite(args, parser, suite, options)
     try:
         receipt = evaluate_file(
             args.input,
@@ -77,7 +113,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             work_dir=args.work_dir,
             resume=args.resume,
             workers=args.workers,
-            progress=_ProgressPrinter(args.progress_every),
+            progress=_ProgressPrinter(args.progress_every, args.input),
             backend=args.backend,
             cluster_address=args.ray_address,
             shard=args.shard,
@@ -98,11 +134,40 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0 if receipt.status == "completed" else EXIT_FAILED
 
 
+def _evaluate_suite(
+    args: argparse.Namespace, parser: argparse.ArgumentParser, suite: list[str], options: Any
+) -> int:
+    from modebench.api import evaluate_suite
+
+    if args.work_dir is not None or args.shard is not None or args.ids is not None:
+        parser.error("--work-dir, --shard and --ids apply to a single --config")
+    result = evaluate_suite(
+        args.input,
+        args.output,
+        suite,
+        options=options,
+        resume=args.resume,
+        workers=args.workers,
+        progress=_SuiteProgress(args.progress_every, args.input),
+        backend=args.backend,
+        cluster_address=args.ray_address,
+    )
+    print_json(result)
+    return 0 if result["status"] == "completed" else EXIT_FAILED
+
+
 def add_commands(commands: Any) -> None:
     evaluate_cmd = commands.add_parser("evaluate", help="grade saved responses into a receipt")
-    evaluate_cmd.add_argument("input", help="JSONL file: one prompt per line with all its saved responses")
     evaluate_cmd.add_argument(
-        "--output", required=True, help="where to write the receipt (never overwritten)"
+        "input",
+        help="JSONL file: one prompt per line with all its saved responses "
+        "(several configs: a directory of <config>.jsonl files)",
+    )
+    evaluate_cmd.add_argument(
+        "--output",
+        required=True,
+        help="where to write the receipt, or the directory of receipts and suite.json for several "
+        "configs (never overwritten)",
     )
     evaluate_cmd.add_argument(
         "--min-defined-prompts",
@@ -113,19 +178,14 @@ def add_commands(commands: Any) -> None:
     evaluate_cmd.add_argument(
         "--run", help="run metadata JSON (model, generation settings, prompt condition)"
     )
-    evaluate_cmd.add_argument(
-        "--config", help="frozen dataset config (e.g. level1_countdown): references come from that split"
+    add_config_list(
+        evaluate_cmd,
+        required=False,
+        suite="INPUT is then a directory of <config>.jsonl files and --output a new directory of "
+        "<config>.json receipts plus suite.json",
     )
-    evaluate_cmd.add_argument(
-        "--split", choices=("train", "dev", "eval"), default="eval", help="split of the frozen config"
-    )
-    roots = evaluate_cmd.add_mutually_exclusive_group()
-    roots.add_argument("--data-root", help="directory holding the frozen splits (manifest.json)")
-    roots.add_argument("--cache-dir", help="verified download cache (default: $XDG_CACHE_HOME/modebench)")
-    evaluate_cmd.add_argument(
-        "--offline", action="store_true", help="never download; use only the verified cache"
-    )
-    evaluate_cmd.add_argument("--registry", help="registry JSON (path or URL) instead of the packaged one")
+    add_split_options(evaluate_cmd, config=None)
+    add_ids_option(evaluate_cmd, "grade only these prompts of the input (the others are skipped)")
     evaluate_cmd.add_argument(
         "--resume", action="store_true", help="continue an interrupted run from its checkpoint"
     )
@@ -137,7 +197,12 @@ def add_commands(commands: Any) -> None:
         help="grading worker processes (1-8 locally; Ray: up to the cluster's CPUs)",
     )
     evaluate_cmd.add_argument(
-        "--progress-every", type=int, default=100, help="prompts between progress events on stderr (0: none)"
+        "--progress-every",
+        type=int,
+        metavar="N",
+        help="JSON progress event on stderr whenever the count of validated or graded prompts reaches a "
+        "multiple of N (0: no progress at all). Default: a bar with ETA on a terminal; otherwise an event "
+        f"at the start of each phase and at most one every {_progress.QUIET_SECONDS:g} seconds",
     )
     evaluate_cmd.add_argument(
         "--allow-partial", action="store_true", help="frozen runs: allow covering only part of the split"

@@ -12,22 +12,23 @@ import sys
 import time
 from typing import Any
 
-from modebench.cli._common import EXIT_FAILED, int_value, print_json
+from modebench.cli import _progress
+from modebench.cli._common import EXIT_FAILED, add_split_options, int_value, print_json
 
 __all__ = ["add_commands"]
 
 EXIT_INTERRUPTED = 130
-REGISTRY_HELP = "registry JSON (path or URL, or 'bundled') instead of the packaged ModeBench 0.4.0 registry"
 
 
 class _Progress:
-    """A live bar (draws/s, tokens/s, retries, failures) on a terminal; sparse JSON events otherwise."""
+    """A live bar with ETA (draws/s, tokens/s, retries, failures) on a terminal; sparse JSON events
+    otherwise (``docs/progress.md``)."""
 
     def __init__(self, every: int) -> None:
         self.every = every
         self.tty = sys.stderr.isatty()
         self.next_event = 0
-        self.last_draw = 0.0
+        self.bar = _progress.Bar(sys.stderr, "draws")
 
     def __call__(self, event: dict[str, Any]) -> None:
         if self.every == 0:
@@ -40,20 +41,19 @@ class _Progress:
             sys.stderr.flush()
 
     def _bar(self, event: dict[str, Any]) -> None:
-        now = time.monotonic()
-        final = event["phase"] != "generating"
-        if not final and now - self.last_draw < 0.2:
-            return
-        self.last_draw = now
-        done, total = event["draws"], event["total_draws"]
-        filled = int(24 * done / total) if total else 24
-        line = (
-            f"{event['phase']:<10} [{'#' * filled}{'.' * (24 - filled)}] {done}/{total} draws "
-            f"{event['draws_per_second']:,.0f}/s {event['tokens_per_second']:,.0f} tok/s "
-            f"retries {event['retries']} failed {event['failed_draws']}"
+        phase = "publishing" if event["phase"] == "complete" else event["phase"]
+        extra = (
+            f"{event['tokens_per_second']:,.0f} tok/s  retries {event['retries']}  "
+            f"failed {event['failed_draws']}"
         )
-        sys.stderr.write("\r" + line.ljust(100) + ("\n" if event["phase"] == "complete" else ""))
-        sys.stderr.flush()
+        self.bar.update(
+            phase,
+            event["draws"],
+            event["total_draws"],
+            time.monotonic(),
+            extra=extra,
+            final=event["phase"] == "complete",
+        )
 
 
 def _source(args: argparse.Namespace) -> Any:
@@ -143,17 +143,11 @@ def add_commands(subparsers: Any) -> None:
         "generate", help="sample k responses per task from an OpenAI-compatible endpoint into evaluate input"
     )
     sources = command.add_mutually_exclusive_group(required=True)
-    sources.add_argument("--config", help="frozen configuration to sample (see 'datasets list')")
     sources.add_argument("--requests", help="request JSONL written by 'modebench prepare'")
     sources.add_argument("--tasks", help="custom task JSONL (evaluate input records without responses)")
-    command.add_argument(
-        "--split", choices=("train", "dev", "eval"), default="eval", help="split of the config"
+    add_split_options(
+        command, config="frozen configuration to sample (see 'datasets list')", config_group=sources
     )
-    roots = command.add_mutually_exclusive_group()
-    roots.add_argument("--data-root", help="explicit data directory (holds manifest.json)")
-    roots.add_argument("--cache-dir", help="cache base instead of $XDG_CACHE_HOME/modebench")
-    command.add_argument("--offline", action="store_true", help="never download")
-    command.add_argument("--registry", help=REGISTRY_HELP)
     command.add_argument(
         "--base-url", required=True, help="OpenAI-compatible API base, e.g. http://127.0.0.1:8000/v1"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from modebench.cli._common import print_json
+from modebench.cli._common import add_split_options, print_json
 
 __all__ = ["add_commands"]
 
@@ -40,10 +40,5 @@ def add_commands(commands: Any) -> None:
     cmd.add_argument("format", choices=tuple(FORMATS), metavar="FORMAT", help=f"one of {', '.join(FORMATS)}")
     cmd.add_argument("source", help="log file or directory")
     cmd.add_argument("--output", required=True, help="output JSONL path")
-    cmd.add_argument("--registry", help="registry path or URL (or 'bundled') to match prompts against")
-    cmd.add_argument("--config", help="frozen config whose registered prompts are matched by hash")
-    cmd.add_argument("--split", default="eval", help="split of the config")
-    cmd.add_argument("--data-root", help="local frozen-data root instead of the cache")
-    cmd.add_argument("--cache-dir", help="cache base for frozen splits")
-    cmd.add_argument("--offline", action="store_true", help="never download")
+    add_split_options(cmd, config="frozen config whose registered prompts are matched by hash")
     cmd.set_defaults(handler=_ingest)

@@ -16,6 +16,8 @@ def _calibrate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         dev_fraction=args.dev_fraction,
         keep_non_discriminating=args.keep_non_discriminating,
         output=args.output,
+        dev_ids=args.dev_ids,
+        test_ids=args.test_ids,
     )
     print(json.dumps(result, indent=2) if args.json else render(result))
     return 0
@@ -77,6 +79,14 @@ def add_commands(commands: Any) -> None:
         "--keep-non-discriminating", action="store_true", help="keep tasks every or no draw solves"
     )
     calibrate.add_argument("--output", help="also write the calibration JSON here (never overwritten)")
+    calibrate.add_argument(
+        "--dev-ids",
+        metavar="FILE",
+        help="also write the dev prompt ids here, one per line in numeric order (for --ids of prepare/evaluate)",
+    )
+    calibrate.add_argument(
+        "--test-ids", metavar="FILE", help="also write the test prompt ids here, like --dev-ids"
+    )
     calibrate.add_argument("--json", action="store_true", help="print JSON instead of text")
     calibrate.set_defaults(handler=_calibrate)
 

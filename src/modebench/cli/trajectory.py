@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from modebench.cli._common import int_value, print_json
+from modebench.cli._common import add_split_options, int_value, print_json
 from modebench.cli.stats import _points, _print_table
 from modebench.render import FORMATS
 
@@ -50,12 +50,7 @@ def add_commands(commands: Any) -> None:
         metavar="OUT.html",
         help="write the figures and tables as one HTML page (needs the 'plot' extra)",
     )
-    cmd.add_argument("--registry", help="registry path or URL (or 'bundled') of the rollouts' split")
-    cmd.add_argument("--config", help="frozen config the rollouts are graded against")
-    cmd.add_argument("--split", default="eval", help="split of the config")
-    cmd.add_argument("--data-root", help="local frozen-data root instead of the cache")
-    cmd.add_argument("--cache-dir", help="cache base for frozen splits")
-    cmd.add_argument("--offline", action="store_true", help="never download")
+    add_split_options(cmd, config="frozen config the rollouts are graded against")
     cmd.add_argument(
         "--grading-cache",
         default="modebench-grading",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from modebench.contracts import install_hint
 from modebench.generate import _output
 from modebench.generate._client import Stats, send_all
 from modebench.generate._ledger import Draw, DrawLedger
@@ -26,7 +27,7 @@ from modebench.validation import InputError
 
 __all__ = ["GENERATE_EXTRA_MESSAGE", "GenerationResult", "generate_responses"]
 
-GENERATE_EXTRA_MESSAGE = "generation requires the 'generate' extra: pip install 'modebench[generate]'"
+GENERATE_EXTRA_MESSAGE = f"generation requires the 'generate' extra: {install_hint('generate')}"
 #: Sent when no API key is configured: local servers (vLLM, SGLang, llama.cpp) accept any key.
 PLACEHOLDER_KEY = "EMPTY"
 PathLike = str | os.PathLike[str]

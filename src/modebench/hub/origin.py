@@ -25,14 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from modebench.contracts import install_hint
 from modebench.hub.address import HubAddress
 from modebench.validation import InputError
 
 __all__ = ["HUB_EXTRA_MESSAGE", "HubLimits", "fetch_bytes", "hub_cache_dir", "hub_offline", "limits"]
 
-HUB_EXTRA_MESSAGE = (
-    "fetching from the Hugging Face Hub requires the 'data' extra: pip install 'modebench[data]'"
-)
+HUB_EXTRA_MESSAGE = f"fetching from the Hugging Face Hub requires the 'data' extra: {install_hint('data')}"
 _TRUE = {"1", "ON", "YES", "TRUE"}
 
 

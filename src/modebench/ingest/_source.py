@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from modebench.contracts import install_hint
 from modebench.validation import InputError
 
 __all__ = ["SourcePrompt", "iter_json_lines", "need_pyarrow"]
@@ -46,5 +47,5 @@ def need_pyarrow() -> Any:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise InputError("install the 'data' extra: pip install -e '.[data]'") from None
+        raise InputError(f"install the 'data' extra: {install_hint('data')}") from None
     return pq

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from modebench.contracts import install_hint
 from modebench.ingest._source import SourcePrompt
 from modebench.validation import InputError
 
@@ -32,7 +33,7 @@ def _samples(path: Path) -> list[dict[str, Any]]:
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
-        raise InputError("install the 'inspect' extra: pip install -e '.[inspect]'") from None
+        raise InputError(f"install the 'inspect' extra: {install_hint('inspect')}") from None
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # inspect_ai raises several types for an unreadable log

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from modebench.contracts import install_hint
 from modebench.validation import InputError
 
 __all__ = [
@@ -31,7 +32,7 @@ __all__ = [
     "steps_svg",
 ]
 
-PLOT_EXTRA_MESSAGE = "the HTML report needs the 'plot' extra: pip install 'modebench[plot]'"
+PLOT_EXTRA_MESSAGE = f"the HTML report needs the 'plot' extra: {install_hint('plot')}"
 # Okabe & Ito (2008), "Color Universal Design": black first is left out (used for text).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 STATUS_COLOURS = {

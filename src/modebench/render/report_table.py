@@ -14,6 +14,7 @@ from typing import Any
 
 from modebench.render.tables import FORMATS, render_table
 from modebench.reporting import read_report, summarize
+from modebench.validation import InputError
 
 __all__ = ["REPORT_COLUMNS", "SCHEMA", "report_table"]
 
@@ -43,14 +44,38 @@ def _rows(path: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _limit_note(payload: dict[str, Any]) -> str:
+    """A line under a limited run's report (0.4.0 receipts never carry ``dataset.limit``)."""
+    dataset = payload.get("dataset")
+    if not isinstance(dataset, dict) or dataset.get("limit") is None:
+        return ""
+    return (
+        f"\nLimited run: only the first {dataset['limit']} prompts of the split "
+        f"({dataset.get('selected_prompts')} of {dataset.get('expected_prompts')}); not a full-split result."
+    )
+
+
 def report_table(receipts: Sequence[str | os.PathLike[str]], fmt: str = "text") -> tuple[str, bool]:
-    """(the rendered report, whether every receipt completed)."""
+    """(the rendered report, whether every receipt completed).
+
+    A suite summary (``suite.json`` of ``evaluate_suite``) given alone is reported as one table of
+    its verified receipts (:mod:`modebench.render.suite_table`).
+    """
     if fmt not in FORMATS:
         raise ValueError(f"unknown table format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    from modebench.suite.summary import is_summary
+
+    summaries = [path for path in receipts if is_summary(path)]
+    if summaries:
+        if len(receipts) != 1:
+            raise InputError(f"a suite summary is reported on its own: {os.fspath(summaries[0])}")
+        from modebench.render.suite_table import suite_table
+
+        return suite_table(receipts[0], fmt)
     payloads = [(os.fspath(path), read_report(path)) for path in receipts]
     completed = all(p["evaluation"]["status"] == "completed" for _, p in payloads)
     if fmt == "text":
-        return "\n\n".join(summarize(payload) for _, payload in payloads), completed
+        return "\n\n".join(summarize(payload) + _limit_note(payload) for _, payload in payloads), completed
     rows = [row for path, payload in payloads for row in _rows(path, payload)]
     document = {
         "schema": SCHEMA,

@@ -28,6 +28,7 @@ from modebench.contracts import (
     LEVELS,
     NOT_ADMITTED_LEVELS,
     NOT_DIFFICULTY_MATCHED,
+    install_hint,
     normalize_level,
 )
 from modebench.domains import is_certified, plugin
@@ -98,9 +99,7 @@ def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:  # pragma: no cover - exercised without the extra
-        raise InputError(
-            "building a release requires the 'data' extra: pip install 'modebench[data]'"
-        ) from None
+        raise InputError(f"building a release requires the 'data' extra: {install_hint('data')}") from None
     columns = list(rows[0])
     table = pa.Table.from_pydict({name: [row[name] for row in rows] for name in columns})
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ from typing import Any
 from modebench.identity import file_sha256
 from modebench.publish import atomic_output
 from modebench.reporting import iter_cell_results, read_report
+from modebench.suite.ids import natural_key, write_ids
 from modebench.validation import InputError, unit_fraction
 
 EASY_ABOVE = 0.8
@@ -40,12 +41,22 @@ def calibrate(
     dev_fraction: float = 0.5,
     keep_non_discriminating: bool = False,
     output: str | os.PathLike[str] | None = None,
+    dev_ids: str | os.PathLike[str] | None = None,
+    test_ids: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Per-task strata, per-cell summaries and a seeded stratified dev/test selection.
 
-    With ``output`` the calibration JSON is also published there (atomically, never overwriting).
+    With ``output`` the calibration JSON is also published there; with ``dev_ids``/``test_ids`` the
+    selection's id lists, one id per line in numeric order, for ``prepare``/``evaluate``'s ``ids``
+    (each atomically, never overwriting: an existing destination fails before anything is written).
     """
     unit_fraction(dev_fraction, "dev_fraction")
+    destinations = [path for path in (output, dev_ids, test_ids) if path is not None]
+    for path in destinations:
+        if os.path.lexists(path):
+            raise InputError(f"output already exists: {os.fspath(path)}")
+    if len({os.path.abspath(path) for path in destinations}) < len(destinations):
+        raise InputError("the calibration outputs must be different files")
     payload = read_report(receipt)
     if payload["evaluation"]["status"] != "completed":
         raise InputError("calibration requires a completed receipt: scores of a failed run are unavailable")
@@ -101,6 +112,14 @@ def calibrate(
     if output is not None:
         with atomic_output(output) as handle:
             handle.write(json.dumps(result, indent=2) + "\n")
+    selection = result["selection"]
+    for part, destination in (("dev", dev_ids), ("test", test_ids)):
+        if destination is not None:
+            comment = (
+                f"modebench calibrate: {part} prompts of receipt sha256 {result['receipt_sha256']}, "
+                f"seed {seed}, dev fraction {format(dev_fraction, 'g')}"
+            )
+            write_ids(destination, selection[part], comment)
     return result
 
 
@@ -125,8 +144,8 @@ def select(
         "seed": seed,
         "dev_fraction": dev_fraction,
         "non_discriminating_excluded": not keep_non_discriminating,
-        "dev": sorted(dev),
-        "test": sorted(test),
+        "dev": sorted(dev, key=natural_key),  # numeric order: …/eval/2 before …/eval/10
+        "test": sorted(test, key=natural_key),
     }
 
 
