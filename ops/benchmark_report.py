@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import platform
 import sys
 import tempfile
@@ -31,6 +32,7 @@ sys.path.insert(0, str(ROOT / "ops"))
 from benchmark_evaluation import _pool  # noqa: E402
 from benchmark_stats import evaluate, measure, write_inputs  # noqa: E402
 
+from modebench.evaluation import tally_results, v4_cells  # noqa: E402
 from modebench.reporting import journal_path, read_report  # noqa: E402
 
 
@@ -41,6 +43,7 @@ def replicate(receipt: Path, prompts: int, output: Path) -> Path:
     entries = [json.loads(line) for line in lines]
     journal = output.with_suffix(".results.jsonl")
     digest = hashlib.sha256()
+    copies = []
     with open(journal, "wb") as handle:
         for sequence in range(prompts):
             copy, entry = divmod(sequence, len(entries))
@@ -50,6 +53,15 @@ def replicate(receipt: Path, prompts: int, output: Path) -> Path:
             line = (json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n").encode()
             digest.update(line)
             handle.write(line)
+            if copy == 0:
+                copies.append(record)
+    # The status counts and the PCMD block (prompt counts, standard error) grow with the copies:
+    # the receipt gets the ones the evaluator's own tally derives from the repeated journal.
+    repeated = (copies[i % len(copies)] for i in range(prompts))
+    tally, cells = tally_results((r["level"], r["domain"], r["k"], r["result"]) for r in repeated)
+    threshold = payload["evaluation"]["min_defined_prompts"]
+    payload["evaluation"]["status_counts"] = dict(sorted(tally.counts.items()))
+    payload["cells"] = v4_cells(cells, threshold, tally.healthy)
     payload["prompt_results"] = {**payload["prompt_results"], "path": journal.name, "records": prompts,
                                  "sha256": digest.hexdigest()}  # fmt: skip
     output.write_text(json.dumps(payload, indent=2, sort_keys=True), encoding="utf-8")
@@ -92,6 +104,7 @@ def main() -> None:
             "setup_seconds": round(setup, 1),
             "one_receipt": render([big_a], root / "one.html"),
             "two_receipts": render([big_a, big_b], root / "two.html"),
+            "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         }
     text = json.dumps(result, indent=2)
     print(text)

@@ -6,15 +6,19 @@ run A answers in several modes, run B answers only in each prompt's first mode (
 model). Both are graded by `evaluate_file`, then `stats A` and `compare A B` (JSON output, the
 default 1000 bootstrap resamples) each run in a fresh process that reports its wall time and peak
 RSS (and CPU seconds, which a loaded machine inflates less). Sizes 10k and 100k show whether
-memory stays flat as the receipt grows.
+memory stays flat as the receipt grows. With `--base N`, only N prompts are graded and each journal
+is repeated up to the size (as in `ops/benchmark_report.py`: ids made unique, the receipt's counts,
+cells and journal hash rederived), since grading 100k prompts twice takes far longer than the
+statistics; the statistics still read and verify every record.
 
-    python ops/benchmark_stats.py --sizes 10000 100000 --output evidence/statistics-benchmark.json
+    python ops/benchmark_stats.py --base 1000 --sizes 10000 100000 --output evidence/statistics-benchmark.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import subprocess
@@ -100,14 +104,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
     parser.add_argument("--k", type=int, default=8)
+    parser.add_argument("--base", type=int, help="grade this many prompts and repeat them up to each size")
     parser.add_argument("--output")
     args = parser.parse_args()
     pool = _pool()
     runs = []
+    base: list[Path] = []
     with tempfile.TemporaryDirectory(prefix="modebench-stats-bench-") as scratch:
         for prompts in args.sizes:
             started = time.perf_counter()
-            a, b = (evaluate(path) for path in write_inputs(Path(scratch), prompts, args.k, pool))
+            if args.base:
+                from benchmark_report import replicate
+
+                root = Path(scratch)
+                if not base:  # graded once, repeated to every size
+                    base.extend(evaluate(path) for path in write_inputs(root, args.base, args.k, pool))
+                a, b = (replicate(r, prompts, root / f"{n}-{prompts}-big.json") for r, n in zip(base, "ab"))
+            else:
+                a, b = (evaluate(path) for path in write_inputs(Path(scratch), prompts, args.k, pool))
             graded = time.perf_counter() - started
             journal_mib = journal_path(a, read_report(a, verify_results=False)).stat().st_size / 2**20
             run = {
@@ -131,6 +145,8 @@ def main() -> None:
         "method": __doc__.split("\n\n")[1].replace("\n", " "),
         "python": platform.python_version(),
         "bootstrap": engine,
+        "graded_base_prompts": args.base,
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "runs": runs,
     }
     text = json.dumps(result, indent=2)

@@ -1,8 +1,9 @@
-"""Render the three reference HTML reports and screenshot each in headless Chromium (PNG).
+"""Render the four reference HTML pages and screenshot each in headless Chromium (PNG).
 
 The walkthrough (`modebench walkthrough` then `evaluate`), a failed run (one response over the
-size limit) and a two-run comparison (the walkthrough against a collapsed copy whose second correct
-mode per prompt is replaced by the first). Pages and screenshots go to `--output` (default
+size limit), a two-run comparison (the walkthrough against a collapsed copy whose second correct
+mode per prompt is replaced by the first) and a trajectory (`modebench trajectory --html` over
+three steps: the walkthrough, the collapsed copy, the walkthrough again). Pages and screenshots go to `--output` (default
 `evidence/`): `report-<name>.png`, and `report-<name>.html` with `--keep-html`.
 
     python ops/screenshot_reports.py --output evidence
@@ -62,10 +63,15 @@ def main() -> None:
             "failed": [_evaluate(root, "failed", failing)],
             "comparison": [walkthrough, _evaluate(root, "collapsed", collapsed)],
         }
+        collapsed_receipt = pages["comparison"][1]
+        trajectory = [f"0={walkthrough}", f"100={collapsed_receipt}", f"200={walkthrough}"]
         with Browser() as browser:
-            for name, receipts in pages.items():
+            for name, receipts in [*pages.items(), ("trajectory", trajectory)]:
                 html = root / f"report-{name}.html"
-                cli(["report", *map(str, receipts), "--html", str(html)])
+                if name == "trajectory":
+                    cli(["trajectory", *map(str, receipts), "--html", str(html)])
+                else:
+                    cli(["report", *map(str, receipts), "--html", str(html)])
                 page = browser.open(html)
                 problems = page.console_errors() + page.requests()
                 if problems:

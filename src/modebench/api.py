@@ -61,6 +61,7 @@ __all__ = [
     "render_html",
     "report_table",
     "trajectory",
+    "trajectory_html",
 ]
 
 
@@ -506,3 +507,20 @@ def trajectory(
     steps, counts = resolve_runs(runs, cache_dir=cache, options=options, workers=workers)
     table = trajectory_table(steps, k)
     return dataclasses.replace(table, meta={**table.meta, "grading": counts})
+
+
+def trajectory_html(
+    runs: Sequence[str],
+    output: PathLike,
+    k: Sequence[int] | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """Write the trajectory of ``runs`` (as :func:`trajectory`, same ``options``) as one
+    self-contained HTML page to ``output`` (never overwritten): per cell, figures over training
+    step of accuracy, pass@k, E[distinct@k], PCMD, effective modes and mode retention, and their
+    table. Needs the ``plot`` extra. Returns ``output``, ``steps`` and ``bytes`` (``docs/report.md``).
+    """
+    from modebench.render.trajectory_page import render_trajectory_html, require_plot
+
+    require_plot()  # before any grading of rollout sources
+    return render_trajectory_html(trajectory(runs, k, **options), output)

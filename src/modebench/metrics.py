@@ -190,6 +190,25 @@ class CellAccumulator:
         if max(len(self._accuracy), len(self._passed), len(self._pcmd)) > self.DISTINCT_VALUES:
             self._fold()
 
+    def add_counted(
+        self,
+        prompts: int,
+        accuracy: Mapping[float, int],
+        passed: Mapping[float, int],
+        distinct: int,
+        defined: int,
+        pcmd: Mapping[float, int],
+    ) -> None:
+        """Add prompts already counted by value (a reader that tallies without :meth:`add`)."""
+        self.prompts += prompts
+        self._accuracy.update(accuracy)
+        self._passed.update(passed)
+        self.distinct += distinct
+        self.defined += defined
+        self._pcmd.update(pcmd)
+        if max(len(self._accuracy), len(self._passed), len(self._pcmd)) > self.DISTINCT_VALUES:
+            self._fold()
+
     def _fold(self) -> None:
         """Move the counted values into the exact sums."""
         sums = self._sums

@@ -94,7 +94,7 @@ def _check_cell(cell: Any, completed: bool, recorded: frozenset[str]) -> None:
         raise InputError(f"incomplete report cell: {exc}") from None
 
 
-def _open_regular(path: str | os.PathLike[str]) -> Any:
+def open_regular(path: str | os.PathLike[str]) -> Any:
     handle = open(path, "rb")  # noqa: SIM115 - returned to the caller's with-block
     if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
         handle.close()
@@ -104,7 +104,7 @@ def _open_regular(path: str | os.PathLike[str]) -> Any:
 
 def _journal_sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with _open_regular(path) as handle:
+    with open_regular(path) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -112,7 +112,7 @@ def _journal_sha256(path: Path) -> str:
 
 def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) -> dict[str, Any]:
     """Load and validate a receipt; for v4 also verify the journal and recompute its numbers."""
-    with _open_regular(path) as handle:
+    with open_regular(path) as handle:
         data = handle.read(MAX_RECEIPT_BYTES + 1)
     if len(data) > MAX_RECEIPT_BYTES:
         raise InputError(f"receipt exceeds {MAX_RECEIPT_BYTES} bytes")
@@ -157,11 +157,11 @@ def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) ->
             if digest != reference["sha256"]:
                 raise InputError("detailed-result journal hash mismatch")
             _recompute(payload, journal)
-            _check_identity(payload)
+            check_identity(payload)
     return payload
 
 
-def _check_identity(payload: dict[str, Any]) -> None:
+def check_identity(payload: dict[str, Any]) -> None:
     """For a custom dataset, the input hash and options must reproduce the execution identity.
 
     The identity digest binds ``input_sha256`` with the options and software; everything it
@@ -201,7 +201,7 @@ def _check_identity(payload: dict[str, Any]) -> None:
 
 def _journal_entries(journal: Path, expected: int) -> Iterator[dict[str, Any]]:
     index = 0
-    with _open_regular(journal) as handle:
+    with open_regular(journal) as handle:
         while True:
             line = handle.readline(MAX_RESULT_LINE_BYTES + 1)
             if not line:
@@ -221,18 +221,38 @@ def _journal_entries(journal: Path, expected: int) -> Iterator[dict[str, Any]]:
         raise InputError("detailed-result count mismatch")
 
 
-def _recompute(payload: dict[str, Any], journal: Path) -> None:
-    """Refuse a v4 receipt whose status, status counts or cells disagree with its journal."""
-    from modebench.evaluation import tally_results, v4_cells
+def recompute_threshold(payload: dict[str, Any]) -> int:
+    """The receipt's ``min_defined_prompts``, checked before its journal is recomputed."""
+    threshold = payload["evaluation"].get("min_defined_prompts")
+    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold <= 0:
+        raise InputError("receipt evaluation has no valid min_defined_prompts")
+    return threshold
+
+
+def recompute_policy(payload: dict[str, Any]) -> str:
+    """The receipt's unscorable policy (absent: the 0.4.0 default), checked before its journal is recomputed."""
     from modebench.failures import policy
 
     evaluation = payload["evaluation"]
-    threshold = evaluation.get("min_defined_prompts")
-    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold <= 0:
-        raise InputError("receipt evaluation has no valid min_defined_prompts")
     unscorable = evaluation.get("unscorable", policy.FAIL_RUN)
     if unscorable not in policy.POLICIES or unscorable == policy.FAIL_RUN and "unscorable" in evaluation:
         raise InputError(f"receipt evaluation has an unknown unscorable policy: {unscorable!r}")
+    return str(unscorable)
+
+
+def incomplete_entry(exc: Exception) -> InputError:
+    """The error of a journal entry the tally cannot read (an InputError passes through)."""
+    if isinstance(exc, InputError):
+        return exc
+    return InputError(f"detailed-result entry is incomplete: {exc}")
+
+
+def _recompute(payload: dict[str, Any], journal: Path) -> None:
+    """Refuse a v4 receipt whose status, status counts or cells disagree with its journal."""
+    from modebench.evaluation import tally_results
+
+    threshold = recompute_threshold(payload)
+    unscorable = recompute_policy(payload)
     try:
         tally, cells = tally_results(
             (
@@ -242,9 +262,17 @@ def _recompute(payload: dict[str, Any], journal: Path) -> None:
             unscorable,
         )
     except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
-        if isinstance(exc, InputError):
-            raise
-        raise InputError(f"detailed-result entry is incomplete: {exc}") from None
+        raise incomplete_entry(exc) from None
+    check_recomputed(payload, tally, cells, threshold)
+
+
+def check_recomputed(payload: dict[str, Any], tally: Any, cells: Any, threshold: int) -> None:
+    """Compare a receipt's status, status counts and cells with those tallied from its journal."""
+    from modebench.evaluation import v4_cells
+    from modebench.failures import policy
+
+    evaluation = payload["evaluation"]
+    unscorable = tally.policy  # the receipt's policy: the tally was made under it
     healthy, counts = tally.healthy, tally.counts
     if evaluation["status"] != ("completed" if healthy else "failed"):
         raise InputError("receipt evaluation status disagrees with its result journal")

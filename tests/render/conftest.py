@@ -64,4 +64,13 @@ def pages(report_receipts: dict[str, Path], tmp_path_factory: pytest.TempPathFac
         output = root / f"{name}.html"
         assert main(["report", *map(str, receipts), "--html", str(output)]) == code
         found[name] = output
+    output = root / "trajectory.html"
+    assert main(["trajectory", *trajectory_runs(report_receipts), "--html", str(output)]) == 0
+    found["trajectory"] = output
     return found
+
+
+def trajectory_runs(report_receipts: dict[str, Path]) -> list[str]:
+    """Three training steps: the walkthrough, its collapsed copy (modes lost), the walkthrough again."""
+    walk, collapsed = report_receipts["walkthrough"], report_receipts["collapsed"]
+    return [f"0={walk}", f"100={collapsed}", f"200={walk}"]

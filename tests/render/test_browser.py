@@ -121,3 +121,29 @@ def test_comparison_page(browser: Any, pages: dict[str, Path], report_receipts: 
         "[...document.querySelectorAll('[data-metric=modes_lost]')].map(s => s.dataset.value)"
     )
     assert retained and all(float(v) >= 0 for v in retained)
+
+
+def test_trajectory_page(browser: Any, pages: dict[str, Path], report_receipts: dict[str, Path]) -> None:
+    from modebench.api import trajectory
+    from modebench.render.trajectory_page import COLUMNS
+    from tests.render.conftest import trajectory_runs
+
+    page, figures = _open(browser, pages["trajectory"])
+    table = trajectory(trajectory_runs(report_receipts))
+    cells = {(r["level"], r["domain"]) for r in table.rows}
+    assert [f["kind"] for f in figures] == ["trajectory"] * len(cells)
+    for found in figures:
+        assert found["shapes"] > 100  # six panels of lines and markers
+    shown = page.evaluate(
+        "[...document.querySelectorAll('span.value[data-step]')].map(s => [s.dataset.step, s.dataset.level,"
+        " s.dataset.domain, s.dataset.metric, s.dataset.k, s.dataset.value, s.textContent])"
+    )
+    rows = {(str(r["step"]), str(r["level"]), r["domain"], r["metric"], json.dumps(r["k"])): r["estimate"]
+            for r in table.rows}  # fmt: skip
+    assert len(shown) == 3 * len(cells) * len(COLUMNS)
+    for step, level, domain, metric, k, value, text in shown:
+        expected = rows[(step, level, domain, metric, k)]
+        assert json.loads(value) == expected and text == _shown(expected)
+    lost = {(s[0], s[2]): json.loads(s[5]) for s in shown if s[3] == "modes_lost"}
+    assert any(v > 0 for (step, _), v in lost.items() if step == "100")  # the collapsed step lost modes
+    assert all(v == 0 for (step, _), v in lost.items() if step in ("0", "200"))

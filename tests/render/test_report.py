@@ -122,3 +122,24 @@ def test_html_refusals(
         and "Traceback" not in err
     )
     assert not output.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_trajectory_html_refusals(
+    report_receipts: dict[str, Path], pages: dict[str, Path], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    from tests.render.conftest import trajectory_runs
+
+    runs = trajectory_runs(report_receipts)
+    before = pages["trajectory"].read_bytes()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["trajectory", *runs, "--html", str(pages["trajectory"])])
+    assert exit_info.value.code == 2 and "output already exists" in capsys.readouterr().err
+    assert pages["trajectory"].read_bytes() == before
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    output = tmp_path / "none.html"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["trajectory", *runs, "--html", str(output)])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "pip install -e '.[plot]'" in err and "Traceback" not in err
+    assert not output.exists() and list(tmp_path.iterdir()) == []

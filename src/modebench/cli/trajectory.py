@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from modebench.cli._common import add_split_options, int_value
+from modebench.cli._common import add_split_options, int_value, print_json
 from modebench.cli.stats import _points, _print_table
 from modebench.render import FORMATS
 
@@ -13,11 +13,9 @@ __all__ = ["add_commands"]
 
 
 def _trajectory(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.api import trajectory
+    from modebench.api import trajectory, trajectory_html
 
-    table = trajectory(
-        args.runs,
-        args.k,
+    options = dict(
         registry=args.registry,
         config=args.config,
         split=args.split,
@@ -28,7 +26,10 @@ def _trajectory(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         workers=args.workers,
         run_file=args.run,
     )
-    _print_table(table, args.format)
+    if args.html is not None:
+        print_json(trajectory_html(args.runs, args.html, args.k, **options))
+        return 0
+    _print_table(trajectory(args.runs, args.k, **options), args.format)
     return 0
 
 
@@ -44,6 +45,11 @@ def add_commands(commands: Any) -> None:
     )
     cmd.add_argument("--k", type=_points, help="comma-separated k points (default 1,2,4,… and the draws)")
     cmd.add_argument("--format", choices=FORMATS, default="text", help="output table format")
+    cmd.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="write the figures and tables as one HTML page (needs the 'plot' extra)",
+    )
     add_split_options(cmd, config="frozen config the rollouts are graded against")
     cmd.add_argument(
         "--grading-cache",

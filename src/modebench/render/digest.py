@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modebench.diagnostics import UNSCORABLE
-from modebench.reporting import iter_cell_results, read_report
-from modebench.stats.profiles import CellKey, Profile, summarize_prompt
+from modebench.stats.journal import Entry, Receipt, open_receipt
+from modebench.stats.profiles import CellKey, Profile, PromptSummary, entry_summary
 
-__all__ = ["CellDigest", "Diagnostic", "ExamplePrompt", "ModeExample", "RunDigest", "digest"]
+__all__ = ["CellDigest", "Diagnostic", "DigestBuilder", "ExamplePrompt", "ModeExample", "RunDigest", "digest"]
 
 #: Example prompts kept per cell and side (most modes, fewest modes).
 EXAMPLES = 2
@@ -116,35 +116,54 @@ def _attempts(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [a for group in result.get("draws", []) for a in group.get("attempts", [])]
 
 
-def digest(path: str | os.PathLike[str]) -> RunDigest:
-    """Read and validate a receipt, then reduce its journal to what the report shows."""
-    payload = read_report(path)
-    completed = payload["evaluation"]["status"] == "completed"
-    cells: dict[CellKey, CellDigest] = {}
-    diagnostics: list[Diagnostic] = []
-    for index, (level, domain, draws, result) in enumerate(iter_cell_results(path)):
-        cell = cells.get((level, domain, draws))
+class DigestBuilder:
+    """Accumulates a :class:`RunDigest` from a receipt's entries (and, when completed, summaries)."""
+
+    def __init__(self, receipt: Receipt) -> None:
+        self.receipt = receipt
+        self.cells: dict[CellKey, CellDigest] = {}
+        self.diagnostics: list[Diagnostic] = []
+        self.index = 0
+
+    def add(self, entry: Entry, summary: PromptSummary | None) -> None:
+        level, domain, draws, result = entry.level, entry.domain, entry.draws, entry.result
+        index = self.index
+        self.index += 1
+        cell = self.cells.get((level, domain, draws))
         if cell is None:
-            cell = cells[(level, domain, draws)] = CellDigest(level, domain, draws)
+            cell = self.cells[(level, domain, draws)] = CellDigest(level, domain, draws)
         cell.prompts += 1
         attempts = _attempts(result)
         cell.statuses.update(str(a.get("status")) for a in attempts)
-        if not completed:
+        if summary is None:
             for attempt in attempts:
-                if attempt.get("status") in UNSCORABLE and len(diagnostics) < DIAGNOSTICS:
-                    diagnostics.append(
+                if attempt.get("status") in UNSCORABLE and len(self.diagnostics) < DIAGNOSTICS:
+                    self.diagnostics.append(
                         Diagnostic(str(result.get("id")), level, domain, str(attempt["status"]),
                                    str(attempt.get("detail") or ""))
                     )  # fmt: skip
-            continue
-        summary = summarize_prompt((level, domain, draws), result)
+            return
         cell.profiles[summary.profile] += 1
         count = len(summary.modes)
-
         build = functools.partial(_example, summary.id, attempts, summary.modes)
-
         # Most modes: ties go to the earlier prompt; fewest modes: among prompts with a verified mode.
         _offer(cell._most, count, -index, build)
         if count:
             _offer(cell._fewest, -count, -index, build)
-    return RunDigest(os.fspath(path), payload, cells, diagnostics)
+
+    def observe(self, entry: Entry) -> PromptSummary | None:
+        """Summarize (a completed run) and add one entry; the summary is returned for reuse."""
+        summary = entry_summary(entry) if self.receipt.completed else None
+        self.add(entry, summary)
+        return summary
+
+    def build(self) -> RunDigest:
+        return RunDigest(self.receipt.path, self.receipt.payload, self.cells, self.diagnostics)
+
+
+def digest(path: str | os.PathLike[str]) -> RunDigest:
+    """Read and validate a receipt, then reduce its journal to what the report shows (one pass)."""
+    builder = DigestBuilder(open_receipt(path))
+    for _ in builder.receipt.entries(builder.observe):
+        pass
+    return builder.build()

@@ -24,10 +24,12 @@ __all__ = [
     "PALETTE",
     "STATUS_COLOURS",
     "Series",
+    "StepSeries",
     "curves_svg",
     "differences_svg",
     "retention_svg",
     "status_svg",
+    "steps_svg",
 ]
 
 PLOT_EXTRA_MESSAGE = f"the HTML report needs the 'plot' extra: {install_hint('plot')}"
@@ -51,6 +53,15 @@ _STYLE = {
 _HEADER = re.compile(r"\A.*?(?=<svg)", re.S)
 _METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)  # RDF boilerplate: bytes, no information
 _REFERENCE = re.compile(r'(\sid="|url\(#|href="#)')
+# Size: matplotlib writes six decimals, indents every element, names every group and repeats its
+# whole font fallback list on every text; none of it changes what the browser draws.
+_DIGITS = re.compile(r"(\.\d\d)\d+")
+_BETWEEN = re.compile(r">\s+<")
+_NEWLINES = re.compile(r"\s*\n\s*")
+_FONTS = re.compile(r"font-family: [^;\"]*")
+_NO_ROTATION = re.compile(r' transform="rotate\(-0 [^"]*\)"')
+_IDS = re.compile(r' id="([^"]+)"')
+_USED = re.compile(r'(?:url\(#|href="#)([^")]+)')
 _counter = [0]
 
 
@@ -62,6 +73,14 @@ class Series:
     estimate: Sequence[float | None]
     low: Sequence[float | None]
     high: Sequence[float | None]
+
+
+@dataclass(frozen=True)
+class StepSeries:
+    label: str
+    colour: int  # index into PALETTE
+    steps: Sequence[int]
+    values: Sequence[float | None]
 
 
 def _figure(width: float, height: float, columns: int = 1, *, fixed: bool = False) -> tuple[Any, Any]:
@@ -86,6 +105,7 @@ def _svg(figure: Any, alt: str) -> str:
     with matplotlib.rc_context(settings):
         figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     text = _METADATA.sub("", _HEADER.sub("", buffer.getvalue(), count=1), count=1)
+    text = _compact(text)
     # matplotlib numbers its groups per figure (figure_1, axes_1, …): make every id page-unique.
     prefix = f"f{_counter[0]}-"
     text = _REFERENCE.sub(lambda m: m.group(1) + prefix, text)
@@ -97,6 +117,16 @@ def _svg(figure: Any, alt: str) -> str:
         + f'<title id="{ident}">{html.escape(alt)}</title>'
         + text[opening:]
     )
+
+
+def _compact(text: str) -> str:
+    """The same drawing in fewer bytes (see the patterns above); referenced ids are kept."""
+    used = set(_USED.findall(text))
+    text = _IDS.sub(lambda m: m.group(0) if m.group(1) in used else "", text)
+    text = _FONTS.sub("font-family: 'DejaVu Sans', sans-serif", text)
+    text = _NO_ROTATION.sub("", text)
+    text = _DIGITS.sub(r"\1", text)
+    return _NEWLINES.sub(" ", _BETWEEN.sub("><", text)).replace("<g></g>", "")
 
 
 def _styled(draw: Any) -> Any:
@@ -213,6 +243,45 @@ def retention_svg(rows: Sequence[tuple[str, float, float, float]], title: str, a
         ax.set_xlabel("modes per prompt (mean count of canonical keys)")
         ax.set_title(title)
         ax.legend(ncols=3, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.08), fontsize=8)
+        return _svg(figure, alt)
+
+    return str(_styled(draw))
+
+
+def steps_svg(panels: Sequence[tuple[str, str, Sequence[StepSeries]]], title: str, alt: str) -> str:
+    """Small multiples over training steps, three per row: (panel title, y-axis label, series)."""
+
+    def draw() -> str:
+        try:
+            from matplotlib.figure import Figure
+        except ImportError:
+            raise InputError(PLOT_EXTRA_MESSAGE) from None
+        rows = (len(panels) + 2) // 3
+        figure = Figure(figsize=(9.6, 2.5 * rows + 0.5))
+        figure.subplots_adjust(left=0.07, right=0.99, bottom=0.1, top=0.88, wspace=0.34, hspace=0.55)
+        grid = figure.subplots(rows, 3, squeeze=False)
+        axes = [ax for row in grid for ax in row]
+        for ax, (name, ylabel, series) in zip(axes, panels):
+            for one in series:
+                points = [(s, v) for s, v in zip(one.steps, one.values) if v is not None]
+                if not points:
+                    continue
+                style = ("-", "--", ":", "-.")[one.colour % 4]
+                marker = ("o", "s", "^", "D")[one.colour % 4]
+                ax.plot([p[0] for p in points], [p[1] for p in points], linestyle=style, marker=marker,
+                        markersize=3.5, color=PALETTE[one.colour % len(PALETTE)], label=one.label)  # fmt: skip
+            every = sorted({step for one in series for step in one.steps})
+            if len(every) > 1:  # the same step axis on every panel, even where a value is undefined
+                pad = (every[-1] - every[0]) * 0.05
+                ax.set_xlim(every[0] - pad, every[-1] + pad)
+            ax.set_title(name)
+            ax.set_xlabel("training step")
+            ax.set_ylabel(ylabel)
+            if len(series) > 1:
+                ax.legend(frameon=False, fontsize=7, loc="best")
+        for ax in axes[len(panels) :]:
+            ax.set_visible(False)
+        figure.suptitle(title)
         return _svg(figure, alt)
 
     return str(_styled(draw))

@@ -1,8 +1,9 @@
 """``render_html``: one self-contained HTML page for one receipt or a comparison of several.
 
-One pass over each receipt's journal (:func:`modebench.render.digest.digest`) feeds everything
-about that run; comparisons call :func:`modebench.stats.compare` for every later completed run
-against the first completed one. The page is written atomically and never overwrites a file.
+One pass over each receipt's journal feeds everything about that run
+(:class:`modebench.render.digest.DigestBuilder`); a comparison of a later completed run with the
+first completed one is that same pass (:func:`modebench.stats.compare` with the digests as its
+observers), so with two runs each journal is read exactly once. The page is written atomically and never overwrites a file.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from typing import Any
 from modebench.publish import atomic_output
 from modebench.render import figures
 from modebench.render.compare_section import compare_section, overlay_section
-from modebench.render.digest import RunDigest, digest
+from modebench.render.digest import DigestBuilder, RunDigest
 from modebench.render.page import page
 from modebench.render.run_section import RowIndex, run_curves, run_section
 from modebench.stats.bootstrap import Bootstrap
-from modebench.stats.comparison import compare
+from modebench.stats.comparison import Observer, compare
+from modebench.stats.journal import open_receipt
+from modebench.stats.profiles import entry_summary
+from modebench.stats.table import StatsTable
 from modebench.validation import InputError
 
 __all__ = ["html_report", "render_html"]
@@ -39,17 +43,35 @@ def html_report(
         raise InputError("the HTML report needs at least one receipt")
     _require_plot()
     chosen = settings if settings is not None else Bootstrap()
-    runs: list[RunDigest] = [digest(path) for path in receipts]
+    opened = [open_receipt(path) for path in receipts]
+    builders = [DigestBuilder(receipt) for receipt in opened]
+    done = [False] * len(opened)
+    completed_runs = [i for i, receipt in enumerate(opened) if receipt.completed]
+    results: dict[int, StatsTable] = {}
+    if len(opened) > 1 and len(completed_runs) > 1:
+        # Each comparison is one lockstep pass over both journals that also builds their digests,
+        # so with two runs every journal is read once (with more, the baseline once per run).
+        base = completed_runs[0]
+        for other in completed_runs[1:]:
+            first: Observer = builders[base].observe if not done[base] else entry_summary
+            results[other] = compare(receipts[base], receipts[other], None, chosen,
+                                     observers=(first, builders[other].observe))  # fmt: skip
+            done[base] = done[other] = True
+    for i, builder in enumerate(builders):
+        if not done[i]:
+            for _ in builder.receipt.entries(builder.observe):
+                pass
+    runs: list[RunDigest] = [builder.build() for builder in builders]
     indexes: list[RowIndex | None] = [run_curves(run, chosen)[1] if run.completed else None for run in runs]
     sections = [run_section(run, i, indexes[i]) for i, run in enumerate(runs)]
     completed = [(i, run, rows) for i, (run, rows) in enumerate(zip(runs, indexes)) if rows is not None]
     if len(runs) > 1:
         if len(completed) > 1:
             sections.insert(0, overlay_section(completed))
-            base = completed[0]
-            for other in completed[1:]:
-                result = compare(receipts[base[0]], receipts[other[0]], None, chosen)
-                sections.insert(-len(runs), compare_section(base[:2], other[:2], result))
+            base_run = completed[0]
+            for other_run in completed[1:]:
+                result = results[other_run[0]]
+                sections.insert(-len(runs), compare_section(base_run[:2], other_run[:2], result))
         else:
             sections.insert(0, '<p class="note">No comparison: fewer than two receipts completed.</p>')
     if len(runs) == 1:

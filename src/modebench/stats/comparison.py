@@ -12,18 +12,18 @@ rows say which of A's modes B keeps. See ``docs/statistics.md``.
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
 from modebench.stats import bootstrap
 from modebench.stats.bootstrap import Bootstrap
+from modebench.stats.journal import Entry, lockstep
 from modebench.stats.mcnemar import mcnemar
-from modebench.stats.profiles import Profile, PromptSummary, iter_summaries
+from modebench.stats.profiles import Profile, PromptSummary, completed_receipt, entry_summary
 from modebench.stats.ratio import Column, column, difference, estimate, standard_error
 from modebench.stats.retention import Retention, prompt_record, retention
 from modebench.stats.summary import k_points, metrics_for
@@ -74,30 +74,30 @@ def _key(summary: PromptSummary) -> tuple[int, str, str]:
     return summary.cell[0], summary.cell[1], summary.id
 
 
+Observer = Callable[[Entry], PromptSummary | None]
+
+
 def _join(
-    a: str | os.PathLike[str], b: str | os.PathLike[str], counts: dict[str, int] | None = None
+    a: str | os.PathLike[str],
+    b: str | os.PathLike[str],
+    counts: dict[str, int] | None = None,
+    observers: tuple[Observer, Observer] | None = None,
 ) -> Iterator[tuple[PromptSummary, PromptSummary]]:
     """Matched prompt pairs (same level, domain and id); refuses differing references at the end.
 
     Both journals are read in lockstep, and a prompt waits in memory only until its partner turns
     up, so runs of the same input (same order) compare in constant memory. ``counts`` receives the
-    number of prompts of each run.
+    number of prompts of each run. ``observers`` (one per run) summarize each entry in place of
+    the plain summary, so a caller can reduce the same single pass further (the HTML report).
     """
-    return join_summaries(iter_summaries(a), iter_summaries(b), (a, b), counts)
-
-
-def join_summaries(
-    first: Iterable[PromptSummary],
-    second: Iterable[PromptSummary],
-    names: tuple[str | os.PathLike[str], str | os.PathLike[str]],
-    counts: dict[str, int] | None = None,
-) -> Iterator[tuple[PromptSummary, PromptSummary]]:
-    """:func:`_join` over summaries already read (``names``: the receipts, for messages)."""
-    a, b = names
+    reducers = observers if observers is not None else (entry_summary, entry_summary)
     pending: tuple[dict[tuple[int, str, str], PromptSummary], ...] = ({}, {})
     totals = [0, 0]
     differing: list[str] = []
-    for pair in itertools.zip_longest(first, second):
+    twice: InputError | None = None  # raised once both receipts were read, as before (their checks first)
+    for pair in lockstep(lambda: completed_receipt(a), lambda: completed_receipt(b), *reducers):
+        if twice is not None:
+            continue
         if pair[0] is not None and pair[1] is not None and _key(pair[0]) == _key(pair[1]):
             totals[0] += 1
             totals[1] += 1
@@ -111,7 +111,8 @@ def join_summaries(
                 partner = pending[1 - side].pop(_key(summary), None)
                 if partner is None:
                     if _key(summary) in pending[side]:
-                        raise InputError(f"{os.fspath((a, b)[side])}: prompt {summary.id!r} appears twice")
+                        twice = InputError(f"{os.fspath((a, b)[side])}: prompt {summary.id!r} appears twice")
+                        break
                     pending[side][_key(summary)] = summary
                 else:
                     matched.append((summary, partner) if side == 0 else (partner, summary))
@@ -120,6 +121,8 @@ def join_summaries(
                 differing.append(mine.id)
             elif not differing:
                 yield mine, other
+    if twice is not None:
+        raise twice
     if differing:
         shown = ", ".join(repr(i) for i in differing[:_SHOWN])
         more = f" and {len(differing) - _SHOWN} more" if len(differing) > _SHOWN else ""
@@ -237,12 +240,17 @@ def compare(
     b: str | os.PathLike[str],
     ks: Sequence[int] | None = None,
     settings: Bootstrap | None = None,
+    *,
+    observers: tuple[Observer, Observer] | None = None,
 ) -> StatsTable:
-    """Paired comparison of receipt ``b`` against receipt ``a`` (differences are B − A)."""
+    """Paired comparison of receipt ``b`` against receipt ``a`` (differences are B − A).
+
+    ``observers``: see ``_join`` (each must return the entry's summary).
+    """
     chosen = settings if settings is not None else Bootstrap()
     groups: dict[tuple[int, str], Counter[Pair]] = {}
     counts: dict[str, int] = {}
-    for mine, other in _join(a, b, counts):
+    for mine, other in _join(a, b, counts, observers):
         key = (mine.profile, other.profile, retention(mine.modes, other.modes))
         groups.setdefault((mine.cell[0], mine.cell[1]), Counter())[key] += 1
     if not groups:
@@ -262,18 +270,23 @@ def compare(
 
 
 def iter_prompt_retention(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """Per matched prompt: the modes A found, B found, retained, lost, gained (keys themselves)."""
-    return retention_records(_join(a, b))
+    """Per matched prompt: the modes A found, B found, retained, lost, gained (keys themselves).
 
-
-def retention_records(pairs: Iterable[tuple[PromptSummary, PromptSummary]]) -> Iterator[dict[str, Any]]:
-    """:func:`iter_prompt_retention` of matched pairs (e.g. from :func:`join_summaries`)."""
-    for mine, other in pairs:
+    Records are yielded only after both receipts passed every check (a first pass that keeps
+    nothing), so a caller printing them never prints a record of a receipt that is then refused.
+    """
+    for _ in lockstep(lambda: completed_receipt(a), lambda: completed_receipt(b), _nothing):
+        pass
+    for mine, other in _join(a, b):
         yield {
             "level": mine.cell[0],
             "domain": mine.cell[1],
             **prompt_record(mine.id, mine.modes, other.modes),
         }
+
+
+def _nothing(entry: Entry) -> None:
+    return None
 
 
 def observed_discordant(document: Any, metric: str = "pass_at_draws") -> tuple[float, int]:

@@ -17,14 +17,22 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from modebench.diagnostics import STATUSES, UNSCORABLE, VerifierExecutionError
+from modebench.diagnostics import VerifierExecutionError
 from modebench.metrics import verified_mode_counts
-from modebench.reporting import iter_cell_results, read_report
+from modebench.stats.journal import Entry, Receipt, fast_modes, open_receipt
 from modebench.validation import InputError
 
-__all__ = ["CellKey", "Profile", "PromptSummary", "cell_profiles", "iter_summaries", "summarize_prompt"]
+__all__ = [
+    "CellKey",
+    "Profile",
+    "PromptSummary",
+    "cell_profiles",
+    "completed_receipt",
+    "entry_summary",
+    "iter_summaries",
+    "summarize_prompt",
+]
 
-_WRONG = frozenset(STATUSES) - UNSCORABLE - {"correct"}  # scorable statuses of unverified attempts
 CellKey = tuple[int, str, int]  # (level, domain, draws per prompt as recorded in the receipt)
 
 
@@ -46,35 +54,21 @@ class PromptSummary:
     modes: Mapping[str, int]  # verified draws per canonical key
 
 
-def _fast_counts(attempts: list[Any]) -> dict[str, int] | None:
-    """Mode counts of well-formed attempts, or None to let ``verified_mode_counts`` judge them.
+def summarize_prompt(
+    cell: CellKey, result: Mapping[str, Any], known: Mapping[str, int] | None = None
+) -> PromptSummary:
+    """Reduce one per-prompt result (all its groups pooled) to a summary.
 
-    The journal's common case, checked with plain dict operations; anything unusual goes to the
-    metrics module's own validation, so errors are exactly its errors.
+    ``known``: the result's verified mode counts when a reader already checked them
+    (:func:`modebench.stats.journal.fast_modes`); otherwise the metrics module checks every attempt.
     """
-    modes: dict[str, int] = {}
-    for attempt in attempts:
-        if type(attempt) is not dict:
-            return None
-        status = attempt.get("status")
-        if status == "correct" and attempt.get("verified") is True:
-            key = attempt.get("canonical_key")
-            if type(key) is not str or not key:
-                return None
-            modes[key] = modes.get(key, 0) + 1
-        elif status not in _WRONG or attempt.get("verified") is not False:
-            return None
-    return modes
-
-
-def summarize_prompt(cell: CellKey, result: Mapping[str, Any]) -> PromptSummary:
-    """Reduce one per-prompt result (all its groups pooled) to a summary."""
     ident = result.get("id") if isinstance(result, Mapping) else None
     try:
         draws = result["draws"]
         attempts = [attempt for group in draws for attempt in group["attempts"]]
-        fast = _fast_counts(attempts)
-        modes = fast if fast is not None else verified_mode_counts(attempts)
+        if known is None:
+            known = fast_modes(result)
+        modes = known if known is not None else verified_mode_counts(attempts)
         if not attempts:
             raise ValueError("prompt has no attempts")
         first = bool(attempts[0]["verified"])
@@ -91,23 +85,26 @@ def summarize_prompt(cell: CellKey, result: Mapping[str, Any]) -> PromptSummary:
     return PromptSummary(ident, result["reference_sha256"], cell, profile, dict(modes))
 
 
-def _check_completed(path: str | os.PathLike[str]) -> int:
-    payload = read_report(path, verify_results=False)
-    if payload["evaluation"]["status"] != "completed":
+def entry_summary(entry: Entry) -> PromptSummary:
+    """The summary of one journal entry (its mode counts as the reader checked them)."""
+    return summarize_prompt((entry.level, entry.domain, entry.draws), entry.result, entry.modes)
+
+
+def completed_receipt(path: str | os.PathLike[str]) -> Receipt:
+    """A receipt whose evaluation completed (a failed one has no statistics)."""
+    receipt = open_receipt(path)
+    if not receipt.completed:
         raise InputError(f"{os.fspath(path)}: the evaluation failed, so it has no statistics")
-    records = payload.get("prompt_results", {}).get("records") if payload["schema"].endswith("v4") else None
-    return int(records) if records is not None else -1
+    return receipt
 
 
 def iter_summaries(path: str | os.PathLike[str]) -> Iterator[PromptSummary]:
-    """Summaries of every prompt of a completed receipt (v4: its verified journal), streamed."""
-    expected = _check_completed(path)
-    seen = 0
-    for level, domain, k, result in iter_cell_results(path):
-        seen += 1
-        yield summarize_prompt((level, domain, k), result)
-    if expected >= 0 and seen != expected:
-        raise InputError(f"{os.fspath(path)}: detailed-result count mismatch")
+    """Summaries of every prompt of a completed receipt (v4: its journal, read and verified once).
+
+    Errors of the receipt's checks come at the end of the iteration (see
+    :meth:`modebench.stats.journal.Receipt.entries`): use the summaries once it is exhausted.
+    """
+    return completed_receipt(path).entries(entry_summary)
 
 
 def cell_profiles(path: str | os.PathLike[str]) -> dict[CellKey, Counter[Profile]]:

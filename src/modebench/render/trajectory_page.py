@@ -1,0 +1,151 @@
+"""The HTML page of a trajectory: per cell, the statistics over training steps as figures and a table.
+
+Everything shown comes from the trajectory table (:func:`modebench.stats.trajectory.trajectory_table`):
+per step and cell, accuracy, pass@k and E[distinct@k] (at k = 1 and at the cell's draws), PCMD,
+effective modes and mode retention against the first step. The page grows with steps × cells,
+never with prompts: the lost mode keys are summarised as a count of prompts per step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from modebench.publish import atomic_output
+from modebench.render import figures
+from modebench.render.page import esc, figure, number, page, table
+from modebench.render.run_section import cell_label
+from modebench.stats.table import StatsTable
+from modebench.validation import InputError
+
+__all__ = ["COLUMNS", "render_trajectory_html", "require_plot", "trajectory_html"]
+
+Key = tuple[int, str, int | None]  # metric row: (step, metric, k)
+#: The table's columns: (heading, metric, which k: None, "one" or "draws").
+COLUMNS: tuple[tuple[str, str, str | None], ...] = (
+    ("accuracy", "accuracy", None),
+    ("pass@1", "pass_at_k", "one"),
+    ("pass@n", "pass_at_k", "draws"),
+    ("E[distinct@n]", "distinct_at_k", "draws"),
+    ("PCMD", "pcmd", None),
+    ("effective modes", "effective_modes", None),
+    ("modes kept", "modes_kept", None),
+    ("modes lost", "modes_lost", None),
+    ("modes gained", "modes_gained", None),
+    ("retention", "retention_share", None),
+)
+
+
+def _cells(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[int, str], dict[Key, Any]]:
+    found: dict[tuple[int, str], dict[Key, Any]] = {}
+    for row in rows:
+        found.setdefault((row["level"], row["domain"]), {})[(row["step"], row["metric"], row["k"])] = row
+    return found
+
+
+def _k(choice: str | None, draws: int | None) -> int | None:
+    return None if choice is None else 1 if choice == "one" else draws
+
+
+def _value(rows: Mapping[Key, Any], step: int, metric: str, k: int | None) -> Any:
+    row = rows.get((step, metric, k))
+    return None if row is None else row["estimate"]
+
+
+def _draws(rows: Mapping[Key, Any], step: int) -> int | None:
+    found = [key[2] for key in rows if key[0] == step and key[1] == "pass_at_k" and key[2] is not None]
+    return max(found) if found else None
+
+
+def _cell_section(level: int, domain: str, rows: Mapping[Key, Any], steps: Sequence[int]) -> str:
+    label = cell_label(level, domain)
+    draws = {step: _draws(rows, step) for step in steps}
+    shown = [s for s in steps if any(key[0] == s for key in rows)]
+    body = []
+    for step in shown:
+        cells = [esc(step), esc(number(draws[step]))]
+        for _, metric, choice in COLUMNS:
+            k = _k(choice, draws[step])
+            value = _value(rows, step, metric, k)
+            cells.append(
+                f'<span class="value" data-step="{esc(step)}" data-level="{esc(level)}" '
+                f'data-domain="{esc(domain)}" data-metric="{esc(metric)}" data-k="{esc(json.dumps(k))}" '
+                f'data-value="{esc(json.dumps(value))}">{esc(number(value))}</span>'
+            )
+        body.append(cells)
+    numbers = table(["step", "draws", *(c[0] for c in COLUMNS)], body, numeric=tuple(range(12)),
+                    caption=f"{label}: statistics per training step; retention against step {shown[0] if shown else '–'}")  # fmt: skip
+
+    def series(metric: str, choice: str | None, name: str, colour: int) -> figures.StepSeries:
+        return figures.StepSeries(
+            name, colour, shown, [_value(rows, s, metric, _k(choice, draws[s])) for s in shown]
+        )
+
+    panels = [
+        ("accuracy and pass@k", "probability",
+         [series("accuracy", None, "accuracy", 0), series("pass_at_k", "one", "pass@1", 1),
+          series("pass_at_k", "draws", "pass@n", 2)]),
+        ("E[distinct@n]", "verified modes", [series("distinct_at_k", "draws", "E[distinct@n]", 0)]),
+        ("PCMD", "pairwise mode diversity", [series("pcmd", None, "PCMD", 3)]),
+        ("effective modes", "1 / (1 − PCMD)", [series("effective_modes", None, "effective modes", 4)]),
+        ("modes kept and lost", "modes (sum over prompts)",
+         [series("modes_kept", None, "kept", 2), series("modes_lost", None, "lost", 5)]),
+        ("mode retention", "share of first-step modes", [series("retention_share", None, "retention", 0)]),
+    ]  # fmt: skip
+    last = shown[-1] if shown else None
+    alt = (
+        f"{label}: accuracy, pass@k, E[distinct@n], PCMD, effective modes and mode retention over "
+        f"{len(shown)} training steps"
+        + (
+            f"; at step {last}: accuracy {number(_value(rows, last, 'accuracy', None))}, "
+            f"E[distinct@n] {number(_value(rows, last, 'distinct_at_k', draws[last]))}, "
+            f"retention {number(_value(rows, last, 'retention_share', None))}"
+            if last is not None
+            else ""
+        )
+    )
+    svg = figures.steps_svg(panels, f"{label}: diversity over training steps", alt)
+    return f"<h2>{esc(label)}</h2>" + figure(svg, alt, "trajectory") + numbers
+
+
+def require_plot() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise InputError(figures.PLOT_EXTRA_MESSAGE) from None
+
+
+def trajectory_html(result: StatsTable) -> str:
+    """The page of a trajectory table (``modebench.stats.trajectory``)."""
+    require_plot()
+    runs = result.meta.get("runs", [])
+    steps = [run["step"] for run in runs]
+    listed = table(
+        ["step", "receipt", "sha256"],
+        ([esc(r["step"]), f"<code>{esc(r.get('receipt'))}</code>", f"<code>{esc(r.get('sha256'))}</code>"]
+         for r in runs),
+        caption="Runs in training order",
+    )  # fmt: skip
+    lost = result.meta.get("lost_modes", {})
+    counts = [[esc(step), esc(len(lost.get(str(step), {})))] for step in steps]
+    sections = [
+        f'<p class="note">{len(steps)} runs of the same tasks ordered by training step. Retention compares '
+        "each step's verified modes per prompt with the first step's, over the prompts both graded.</p>",
+        listed,
+    ]
+    for (level, domain), rows in sorted(_cells(result.rows).items()):
+        sections.append(_cell_section(level, domain, rows, steps))
+    sections.append("<h2>Prompts that lost modes</h2>")
+    sections.append(table(["step", "prompts with a lost first-step mode"], counts, numeric=(0, 1)))
+    return page(f"ModeBench trajectory over {len(steps)} steps", sections)
+
+
+def render_trajectory_html(result: StatsTable, output: str | os.PathLike[str]) -> dict[str, Any]:
+    """Write the trajectory page to ``output`` (never overwritten); returns a summary."""
+    text = trajectory_html(result)
+    with atomic_output(output) as handle:
+        handle.write(text)
+    return {"output": os.fspath(output), "steps": len(result.meta.get("runs", [])),
+            "bytes": len(text.encode("utf-8"))}  # fmt: skip
