@@ -31,7 +31,6 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
