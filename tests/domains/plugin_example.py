@@ -13,6 +13,7 @@ from pathlib import Path
 
 from modebench import domains
 from modebench.domains._registry import discover
+from modebench.verifier import close_worker
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "domain-plugin"
@@ -24,5 +25,8 @@ def forget_plugins() -> None:
     """Forget discovered plug-ins, and the example's modules, so that the next lookup is fresh."""
     discover.cache_clear()
     domains.plugin.cache_clear()
+    # The shared worker of the in-memory evaluator may have started before the plug-in was on the
+    # path (an earlier test): a fresh one finds it, as a new process does.
+    close_worker()
     for module in [name for name in sys.modules if name.split(".")[0] == "modebench_queens"]:
         del sys.modules[module]

@@ -86,6 +86,8 @@ def write_summary(directory: Path, document: dict[str, Any]) -> Path:
 def is_summary(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` holds a suite summary (its schema only; no verification)."""
     try:
+        if not Path(path).is_file():
+            return False  # a device or pipe is never read here (``report /dev/zero``)
         document = loads(Path(path).read_bytes())
     except (OSError, ValueError):
         return False  # whoever reads it as a receipt reports the error
