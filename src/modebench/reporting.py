@@ -12,7 +12,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -200,7 +200,10 @@ def check_identity(payload: dict[str, Any]) -> None:
 
 
 def _journal_entries(journal: Path, expected: int) -> Iterator[dict[str, Any]]:
-    index = 0
+    return sequenced(_strict_lines(journal), expected)
+
+
+def _strict_lines(journal: Path) -> Iterator[Any]:
     with open_regular(journal) as handle:
         while True:
             line = handle.readline(MAX_RESULT_LINE_BYTES + 1)
@@ -208,15 +211,21 @@ def _journal_entries(journal: Path, expected: int) -> Iterator[dict[str, Any]]:
                 break
             if len(line) > MAX_RESULT_LINE_BYTES:
                 raise InputError("detailed-result line exceeds byte limit")
-            entry = loads(line)
-            if (
-                not isinstance(entry, dict)
-                or entry.get("schema") != RESULT_FORMAT
-                or entry.get("sequence") != index
-            ):
-                raise InputError("detailed-result sequence mismatch")
-            yield entry
-            index += 1
+            yield loads(line)
+
+
+def sequenced(entries: Iterable[Any], expected: int) -> Iterator[dict[str, Any]]:
+    """The decoded journal ``entries``, refused unless they are ``expected`` results in sequence."""
+    index = 0
+    for entry in entries:
+        if (
+            not isinstance(entry, dict)
+            or entry.get("schema") != RESULT_FORMAT
+            or entry.get("sequence") != index
+        ):
+            raise InputError("detailed-result sequence mismatch")
+        yield entry
+        index += 1
     if index != expected:
         raise InputError("detailed-result count mismatch")
 

@@ -39,7 +39,6 @@ from modebench.diagnostics import STATUSES, UNSCORABLE
 from modebench.metrics import CellAccumulator, mode_diversity
 from modebench.reporting import (
     MAX_RESULT_LINE_BYTES,
-    RESULT_FORMAT,
     V3,
     check_identity,
     check_recomputed,
@@ -49,6 +48,7 @@ from modebench.reporting import (
     read_report,
     recompute_policy,
     recompute_threshold,
+    sequenced,
 )
 from modebench.validation import InputError, loads
 
@@ -198,19 +198,7 @@ class _Journal:
 
 
 def _entries(journal: _Journal, expected: int) -> Iterator[dict[str, Any]]:
-    index = 0
-    for line in journal.lines():
-        entry = decode_line(line)
-        if (
-            not isinstance(entry, dict)
-            or entry.get("schema") != RESULT_FORMAT
-            or entry.get("sequence") != index
-        ):
-            raise InputError("detailed-result sequence mismatch")
-        yield entry
-        index += 1
-    if index != expected:
-        raise InputError("detailed-result count mismatch")
+    return sequenced((decode_line(line) for line in journal.lines()), expected)
 
 
 # --- recomputing the receipt's cells --------------------------------------------------------
