@@ -77,7 +77,10 @@ _PROFILED = (
 def test_light_decoding_is_the_strict_value_without_the_profile(line: bytes) -> None:
     expected = loads(line)
     light = decode_light(line)
-    assert light == {**expected, "result": {**expected["result"], "prompt_profile": light["result"]["prompt_profile"]}}
+    assert light == {
+        **expected,
+        "result": {**expected["result"], "prompt_profile": light["result"]["prompt_profile"]},
+    }
     assert light["result"]["prompt_profile"] in (None, expected["result"]["prompt_profile"])
 
 

@@ -61,7 +61,9 @@ def calibrate(
     # order, come before the completed-status check, as when the receipt was read first.
     opened = open_receipt(receipt)
     completed = opened.completed
-    tasks = [task for task in opened.entries(_task if completed else _nothing, light=True) if task is not None]
+    tasks = [
+        task for task in opened.entries(_task if completed else _nothing, light=True) if task is not None
+    ]
     if not completed:
         raise InputError("calibration requires a completed receipt: scores of a failed run are unavailable")
     cells: dict[tuple[int, str, int], dict[str, Any]] = {}
@@ -89,7 +91,7 @@ def calibrate(
         cell = cells[key]
         cell["mean_pass_rate"] = cell.pop("pass_rate_sum") / cell["tasks"]
         summaries.append(cell)
-    result = {
+    result: dict[str, Any] = {
         "schema": SCHEMA,
         "receipt_sha256": file_sha256(receipt),
         "thresholds": {"easy_above": EASY_ABOVE, "hard_below": HARD_BELOW},
