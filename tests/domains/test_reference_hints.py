@@ -32,6 +32,7 @@ from modebench.validation import InputError, validate_reference
 DATA = json.loads((Path(__file__).parent / "reference_hints.json").read_text(encoding="utf-8"))
 CASES: list[dict[str, Any]] = DATA["cases"]
 SOURCE = Path(modebench.__file__).parent
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 #: ``<path>: found <value>, expected <what>`` (``domains._protocol.field_hint``).
 HINT = re.compile(r"(?P<path>(answer|level|domain)[^:]*): found (?P<found>.+), expected (?P<expected>.+)")
 #: Raising one of these is a reference error (``_not_decimal`` builds PantryPlan's decimal error).
@@ -74,8 +75,11 @@ def _raised(case: dict[str, Any]) -> Exception:
 
 
 @pytest.mark.parametrize("domain", sorted(DATA["bases"]))
-def test_each_base_reference_is_valid(domain: str) -> None:
+def test_each_base_reference_is_valid_and_is_the_documented_example(domain: str) -> None:
     assert validate_reference(1, domain, DATA["bases"][domain]) == DATA["bases"][domain]
+    page = (DOCS / "scoring" / f"{domain}.md").read_text(encoding="utf-8")
+    example = re.search(r"^```json reference\n(.*?)^```", page, flags=re.MULTILINE | re.DOTALL)
+    assert example is not None and json.loads(example.group(1)) == DATA["bases"][domain]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
@@ -195,7 +199,7 @@ def test_no_reference_error_is_constructed_without_a_hint() -> None:
 
 def test_the_documented_hints_are_the_ones_given() -> None:
     # docs/evaluation.md shows a sample of message/hint pairs; each must be a case here, verbatim.
-    text = (Path(__file__).parents[2] / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    text = (DOCS / "evaluation.md").read_text(encoding="utf-8")
     section = text.split("### Reference errors", 1)[1].split("\n#", 1)[0]
     rows = re.findall(r"^\| `(.+)` \| `(.+)` \|$", section, flags=re.MULTILINE)
     assert len(rows) >= 8
