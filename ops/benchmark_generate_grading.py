@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSWERS = ["\\boxed{1+2+3}", "\\boxed{(25-5)*4}", "\\boxed{7*8-3}", "I cannot find one."]
@@ -56,7 +56,7 @@ def _cpu() -> float:
 
 def _run(args: argparse.Namespace, port: int, mode: str) -> dict[str, Any]:
     from modebench.api import evaluate_file, generate_responses
-    from modebench.api_types import EvaluationOptions
+    from modebench.api_types import EvaluationOptions, RunMetadata
     from modebench.generate import FrozenSplitSource, GenerationSettings
 
     marks: dict[str, float] = {}
@@ -88,7 +88,10 @@ def _run(args: argparse.Namespace, port: int, mode: str) -> dict[str, Any]:
         else:
             result = generate_responses(source, out, settings, progress=progress)
             options = EvaluationOptions(
-                min_defined_prompts=30, run=result.run, config=args.config, registry=args.registry
+                min_defined_prompts=30,
+                run=cast(RunMetadata, result.run),
+                config=args.config,
+                registry=args.registry,
             )
             evaluate_file(out, receipt, options=options)
         ready = time.perf_counter()
@@ -105,32 +108,58 @@ def _run(args: argparse.Namespace, port: int, mode: str) -> dict[str, Any]:
     }
 
 
+def _cold(args: argparse.Namespace, port: int, mode: str) -> dict[str, Any]:
+    """One run in a fresh interpreter, as a ``modebench generate`` command runs."""
+    command = [
+        sys.executable, __file__, "--config", args.config, "--registry", args.registry, "-k", str(args.k),
+        "--concurrency", str(args.concurrency), "--one", mode, "--port", str(port),
+    ]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--config", default="level1_countdown", help="frozen config (default level1_countdown)")
+    parser.add_argument(
+        "--config", default="level1_countdown", help="frozen config (default level1_countdown)"
+    )
     parser.add_argument("--registry", default="bundled", help="registry (default bundled)")
     parser.add_argument("-k", type=int, default=8, help="draws per prompt (default 8)")
     parser.add_argument("--concurrency", type=int, default=16, help="requests in flight (default 16)")
     parser.add_argument("--delay", type=float, default=0.2, help="server seconds per reply (default 0.2)")
     parser.add_argument("--runs", type=int, default=3, help="runs per mode; medians at the end (default 3)")
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="run in this process after a warm-up run per mode (default: each run in a fresh process)",
+    )
+    parser.add_argument("--one", choices=("after", "ahead"), help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one is not None:  # a cold run, started by _cold
+        print(json.dumps(_run(args, args.port, args.one)))
+        return 0
     setup = {
         "benchmark": "generate-grading",
         "config": args.config,
         "k": args.k,
         "concurrency": args.concurrency,
         "delay": args.delay,
+        "start": "warm" if args.warm else "cold",
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),
     }
     server, port = _server(args.delay)
     runs: list[dict[str, Any]] = []
+    measure = _run if args.warm else _cold
     try:
-        for mode in ("after", "ahead"):  # warm-up: imports, the frozen split's first read
-            _run(args, port, mode)
+        if args.warm:
+            for mode in ("after", "ahead"):  # warm-up: imports, the frozen split's first read
+                _run(args, port, mode)
         for index in range(args.runs):
             for mode in ("after", "ahead"):  # interleaved: both see the same machine load
-                runs.append(_run(args, port, mode))
+                runs.append(measure(args, port, mode))
                 print(json.dumps({**setup, "run": index + 1, **runs[-1]}), flush=True)
     finally:
         server.terminate()
