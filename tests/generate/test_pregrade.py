@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -170,3 +171,37 @@ def test_memo_grader_answers_only_the_exact_inputs_and_keeps_input_order(tmp_pat
     assert [seq for seq, _, _ in out] == [0, 1, 2, 3]
     assert [attempts for _, _, attempts in out] == [direct[0], direct[1], direct[2], planted]
     assert (memo.hits, memo.misses) == (2, 2)
+
+
+def _worker_children() -> list[str]:
+    """Command lines of this process's live children that are grading workers."""
+    found = []
+    for task in Path("/proc/self/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            try:
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except FileNotFoundError:
+                continue
+            if "verifier_worker" in command:
+                found.append(command)
+    return found
+
+
+def test_a_run_that_fails_stops_the_grading_thread_and_its_worker(endpoint: Any, tmp_path: Path) -> None:
+    from modebench.generate import EndpointError, GenerationSettings, TaskFileSource, generate_responses
+
+    server = endpoint(model="another-model")  # every request: 404, which stops the run
+    tasks = _tasks(tmp_path / "tasks.jsonl", 4)
+    before = _worker_children()
+    settings = GenerationSettings(model="test-model", base_url=server.base_url, k=2, seed=1)
+    try:
+        generate_responses(
+            TaskFileSource(tasks), tmp_path / "out.jsonl", settings, receipt=tmp_path / "receipt.json"
+        )
+    except EndpointError:
+        pass
+    else:
+        raise AssertionError("the refusing endpoint did not stop the run")
+    assert not (tmp_path / "receipt.json").exists()
+    assert not [t for t in threading.enumerate() if t.name == "modebench-pregrade"]
+    assert _worker_children() == before

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import queue
 import threading
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -52,10 +51,7 @@ class PreGrader:
         #: Prompts graded ahead; of them, those graded while draws were still to come.
         self.graded = 0
         self.early = 0
-        #: Seconds from the last draw's arrival until every complete prompt was graded.
-        self.drain_seconds: float | None = None
         self.error: str | None = None
-        self._last_draw: float | None = None
         self._thread = threading.Thread(target=self._run, name="modebench-pregrade", daemon=True)
         self._thread.start()
 
@@ -72,13 +68,9 @@ class PreGrader:
                 del self._texts[draw.prompt]
                 responses = [texts[index] for index in range(self._k)]
                 self._queue.put({**self._records[draw.prompt], "responses": responses})
-        if self._received >= self._total and self._last_draw is None:
-            self._last_draw = time.monotonic()
 
     def finish(self) -> None:
         """No more draws: grade what is queued, then return (the pool stays up for the evaluation)."""
-        if self._last_draw is None:
-            self._last_draw = time.monotonic()
         self._queue.put(_END)
         self._thread.join()
 
@@ -88,19 +80,25 @@ class PreGrader:
         self._queue.put(_END)
         self.grader.close()  # a chunk in flight is cancelled within the pool's poll interval
         self._thread.join()
+        self.grader.close()  # a worker the thread started while being stopped
 
     def summary(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "pregraded_prompts": self.graded,
             "pregraded_while_generating": self.early,
             "memo_hits": self.memo.hits,
             "memo_misses": self.memo.misses,
         }
+        if self.error is not None:  # the evaluation graded the rest itself; said for diagnosis
+            out["pregrade_error"] = self.error
+        return out
 
     # -- the grading thread --------------------------------------------------------------------
     def _run(self) -> None:
         try:
             preflight = self._preflight()
+            if self._stopping.is_set():
+                return
             self.grader.prestart()  # the worker's warm-up overlaps the first draws
             ended = False
             while not ended and not self._stopping.is_set():
@@ -115,9 +113,6 @@ class PreGrader:
                 self._grade(preflight, batch)
         except Exception as exc:  # never fatal: the evaluation grades whatever is not memoized
             self.error = f"{type(exc).__name__}: {exc}"
-        finally:
-            if self._last_draw is not None:
-                self.drain_seconds = time.monotonic() - self._last_draw
 
     def _grade(self, preflight: Any, batch: list[dict[str, Any]]) -> None:
         prepared = []
