@@ -17,11 +17,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from modebench.api_types import EvaluationOptions
 from modebench.diagnostics import VerifierExecutionError
 from modebench.validation import InputError, OptionError, loads
+
+if TYPE_CHECKING:
+    from modebench.backends import Grader
 
 __all__ = ["FAILURE_SCHEMA", "STDIN", "evaluate_path"]
 
@@ -71,8 +74,11 @@ def evaluate_path(
     backend: str = "local",
     cluster_address: str | None = None,
     shard: str | None = None,
+    grader: Grader | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``input_path`` into a v4 receipt; return the summary of the streaming evaluator.
+
+    ``grader`` replaces the back end's grader (``modebench.streaming.evaluate_file``).
 
     A ``VerifierExecutionError`` (reference validation could not run) publishes the v3 failure
     receipt at ``output_path`` and is then re-raised. A preflight that fails leaves no checkpoint.
@@ -82,7 +88,7 @@ def evaluate_path(
         raise OptionError("address_requires_ray", "a cluster address applies only to the ray back end")
     if os.fspath(input_path) != STDIN:
         return _evaluate(input_path, output_path, options, work_dir, resume, workers, progress, backend,
-                         cluster_address, shard)  # fmt: skip
+                         cluster_address, shard, grader=grader)  # fmt: skip
     if shard is not None:
         raise InputError("standard input cannot be graded in shards; save it to a file first")
     from modebench import _ledger
@@ -92,7 +98,7 @@ def evaluate_path(
     spool = _resumed_spool(directory, output_path) if resume else _spool(sys.stdin.buffer, directory)
     try:
         return _evaluate(spool, output_path, options, work_dir, resume, workers, progress, backend,
-                         cluster_address, shard, spooled=True)  # fmt: skip
+                         cluster_address, shard, spooled=True, grader=grader)  # fmt: skip
     except BaseException:
         # Before the checkpoint holds anything, a fresh run leaves nothing behind (the evaluator
         # itself removes a checkpoint whose preflight failed).
@@ -163,6 +169,7 @@ def _evaluate(
     shard: str | None,
     *,
     spooled: bool = False,
+    grader: Grader | None = None,
 ) -> dict[str, Any]:
     from modebench.backends.shard import parse_shard
     from modebench.streaming import evaluate_file
@@ -208,6 +215,7 @@ def _evaluate(
             unscorable=options.unscorable,
             spooled=spooled,
             prompt_ids=prompt_ids,
+            grader=grader,
         )
     except VerifierExecutionError as exc:
         _failure_receipt(output_path, exc, Path(input_path))

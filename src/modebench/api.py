@@ -28,6 +28,7 @@ from modebench.diagnostics import VerifierExecutionError
 from modebench.validation import InputError
 
 if TYPE_CHECKING:
+    from modebench.backends import Grader
     from modebench.failures.explain import FailureExplanation
     from modebench.generate import GenerationResult, GenerationSettings, Source
     from modebench.stats.table import StatsTable
@@ -209,6 +210,28 @@ def evaluate_file(
     ``shard="I/N"`` grades only that shard into a shard receipt for ``merge_shards``.
     ``input_path="-"`` reads standard input, spooled into the work directory (``docs/evaluation.md``).
     """
+    return _evaluate_file(
+        input_path, output_path, options=options, work_dir=work_dir, resume=resume, workers=workers,
+        progress=progress, backend=backend, cluster_address=cluster_address, shard=shard,
+    )  # fmt: skip
+
+
+def _evaluate_file(
+    input_path: PathLike,
+    output_path: PathLike,
+    *,
+    options: EvaluationOptions | None = None,
+    work_dir: PathLike | None = None,
+    resume: bool = False,
+    workers: int = 1,
+    progress: Callable[[Progress], None] | None = None,
+    backend: str = "local",
+    cluster_address: str | None = None,
+    shard: str | None = None,
+    grader: Grader | None = None,
+) -> EvaluationReceipt:
+    """:func:`evaluate_file` with ``grader`` in place of the back end's (``generate`` passes one
+    that takes results graded while draws arrived from a memo; ``modebench.backends.memo``)."""
     from modebench._file_evaluation import evaluate_path
 
     chosen = options if options is not None else EvaluationOptions()
@@ -223,6 +246,7 @@ def evaluate_file(
         backend=backend,
         cluster_address=cluster_address,
         shard=shard,
+        grader=grader,
     )
     explanation = None
     # A shard receipt is explained once merged; an explanation never fails a finished run.

@@ -14,6 +14,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +192,7 @@ def evaluate_file(
     spooled: bool = False,
     prompt_ids: PromptIds | None = None,
     unscorable: str = policy.FAIL_RUN,
+    grader: Grader | None = None,
 ) -> dict[str, Any]:
     """Evaluate a JSONL file of saved responses; publish a v4 receipt; return a summary.
 
@@ -204,6 +206,10 @@ def evaluate_file(
     ``backend`` picks where grading runs (``local`` worker pool or ``ray`` actors at
     ``cluster_address``); the receipt and journal do not depend on it. With ``shard`` only that
     shard's prompts are graded, into a shard receipt for ``backends.shard.merge``.
+
+    ``grader`` replaces the back end's grader (the caller starts and closes it): ``generate``
+    passes one that takes results graded while draws arrived from a memo
+    (``modebench.backends.memo``); everything else about the evaluation is unchanged.
 
     After a completed run the ledger is removed (the journal the receipt names stays) unless
     ``keep_checkpoint``. Resuming a run whose receipt is already published returns its summary.
@@ -267,8 +273,11 @@ def evaluate_file(
         if summary is None:
             raise InputError(f"output already exists: {output}")
         return summary
-    with make_grader(backend, workers, cluster_address) as grader:
-        grader.prestart()  # worker warm-up (SymPy import) overlaps the checkpoint's start
+    context: AbstractContextManager[Grader] = (
+        make_grader(backend, workers, cluster_address) if grader is None else nullcontext(grader)
+    )
+    with context as active:
+        active.prestart()  # worker warm-up (SymPy import) overlaps the checkpoint's start
         with _ledger.checkpoint(directory, resume, spooled=spooled) as ledger:
             try:
                 summary = _run(
@@ -281,7 +290,7 @@ def evaluate_file(
                     identity,
                     resume,
                     progress,
-                    grader,
+                    active,
                     shard,
                 )
             except Exception:

@@ -46,6 +46,8 @@ class _Progress:
             f"{event['tokens_per_second']:,.0f} tok/s  retries {event['retries']}  "
             f"failed {event['failed_draws']}"
         )
+        if "graded" in event:  # --evaluate: prompts graded while draws arrive
+            extra += f"  graded {event['graded']} prompts"
         self.bar.update(
             phase,
             event["draws"],

@@ -22,6 +22,7 @@ from modebench.generate._plan import (
     load_prompts,
     plan_requests,
 )
+from modebench.generate._pregrade import PreGrader
 from modebench.generate._settings import GenerationSettings
 from modebench.generate._shards import send_sharded
 from modebench.validation import InputError
@@ -52,6 +53,8 @@ class GenerationResult:
     run: dict[str, Any]
     #: The receipt summary when evaluation was requested.
     receipt: Any = None
+    #: With a receipt: prompts graded while generating and memo hits of the evaluation.
+    pregrade: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The JSON the CLI prints."""
@@ -70,6 +73,8 @@ class GenerationResult:
         if self.receipt is not None:
             out["receipt"] = os.fspath(self.receipt.output)
             out["status"] = self.receipt.status
+        if self.pregrade is not None:
+            out.update(self.pregrade)
         return out
 
 
@@ -136,21 +141,55 @@ def generate_responses(
     loaded = load_prompts(source, settings.prompt_condition)
     api_key = _api_key(settings.api_key_env)
     out.parent.mkdir(parents=True, exist_ok=True)
+    # With a receipt to make, prompts are graded as their draws complete; the evaluation after
+    # publication takes those results instead of grading again (``docs/generate.md``).
+    pregrader = PreGrader(source, loaded, settings.k) if receipt is not None else None
+    try:
+        result = _generate(
+            loaded, settings, api_key, out, run_file, draws_file, ledger_file, retry_failed, progress,
+            copy_to, pregrader, started,
+        )  # fmt: skip
+        if pregrader is None or receipt is None:
+            return result
+        pregrader.finish()  # the prompts completed last are graded while the files are published
+        return _evaluate(result, source, loaded, receipt, min_defined_prompts, pregrader)
+    finally:
+        if pregrader is not None:
+            pregrader.close()
+
+
+def _generate(
+    loaded: Loaded,
+    settings: GenerationSettings,
+    api_key: str,
+    out: Path,
+    run_file: Path,
+    draws_file: Path,
+    ledger_file: Path,
+    retry_failed: bool,
+    progress: Callable[[dict[str, Any]], None] | None,
+    copy_to: IO[bytes] | None,
+    pregrader: PreGrader | None,
+    started: float,
+) -> GenerationResult:
     with DrawLedger(ledger_file, _identity(settings, loaded)) as ledger:
         if retry_failed:
             ledger.forget_failed()
+        if pregrader is not None:  # a resumed run grades the prompts it already has
+            pregrader.add(ledger.all_draws(prompt.id for prompt in loaded.prompts))
         requests = plan_requests(
             loaded.prompts, settings.k, settings.choices_per_request, settings.seed, ledger.done()
         )
         stats = Stats(total=sum(r.count for r in requests))
-        _emit(progress, stats, "generating")
+        _emit(progress, stats, "generating", pregrader)
         if requests:
 
             def on_result(draws: list[Draw]) -> None:
                 ledger.record(draws)
                 stats.add(draws)
-                if progress is not None:
-                    progress(stats.event("generating"))
+                if pregrader is not None:
+                    pregrader.add(draws)
+                _emit(progress, stats, "generating", pregrader)
 
             if settings.processes > 1:
                 send_sharded(
@@ -159,7 +198,7 @@ def generate_responses(
             else:
                 send_all(settings, api_key, loaded.prompts, requests, on_result, tick=ledger.tick)
             ledger.flush()
-        _emit(progress, stats, "publishing")
+        _emit(progress, stats, "publishing", pregrader)
         run = _output.build_run(settings, loaded, ledger, draws_file.name)
         _output.write_draws(draws_file, loaded, ledger)
         _output.write_run(run_file, run)
@@ -168,8 +207,8 @@ def generate_responses(
         with open(out, "rb") as published:
             shutil.copyfileobj(published, copy_to, 1 << 20)
         copy_to.flush()
-    _emit(progress, stats, "complete")
-    result = GenerationResult(
+    _emit(progress, stats, "complete", pregrader)
+    return GenerationResult(
         output=out,
         run_output=run_file,
         draws_output=draws_file,
@@ -184,23 +223,31 @@ def generate_responses(
         seconds=time.monotonic() - started,
         run=run,
     )
-    if receipt is None:
-        return result
-    return _evaluate(result, source, loaded, receipt, min_defined_prompts)
 
 
-def _emit(progress: Callable[[dict[str, Any]], None] | None, stats: Stats, phase: str) -> None:
+def _emit(
+    progress: Callable[[dict[str, Any]], None] | None, stats: Stats, phase: str, pregrader: PreGrader | None
+) -> None:
     if progress is not None:
-        progress(stats.event(phase))
+        event = stats.event(phase)
+        if pregrader is not None:
+            event["graded"] = pregrader.graded  # prompts graded ahead so far
+        progress(event)
 
 
 def _evaluate(
-    result: GenerationResult, source: Source, loaded: Loaded, receipt: PathLike, min_defined_prompts: int
+    result: GenerationResult,
+    source: Source,
+    loaded: Loaded,
+    receipt: PathLike,
+    min_defined_prompts: int,
+    pregrader: PreGrader,
 ) -> GenerationResult:
-    """Grade the published file right away, with the run metadata just written."""
+    """Evaluate the published file with the run metadata just written, as ``modebench evaluate``
+    does, taking the results of prompts graded while draws arrived from the pre-grader's memo."""
     from dataclasses import replace
 
-    from modebench.api import evaluate_file
+    from modebench.api import _evaluate_file
     from modebench.api_types import EvaluationOptions, RunMetadata
 
     run = cast(RunMetadata, result.run)
@@ -217,4 +264,5 @@ def _evaluate(
         )
     else:
         options = EvaluationOptions(min_defined_prompts=min_defined_prompts, run=run)
-    return replace(result, receipt=evaluate_file(result.output, Path(receipt), options=options))
+    evaluated = _evaluate_file(result.output, Path(receipt), options=options, grader=pregrader.grader)
+    return replace(result, receipt=evaluated, pregrade=pregrader.summary())

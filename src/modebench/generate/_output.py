@@ -18,7 +18,15 @@ from modebench.generate._settings import GenerationSettings
 from modebench.publish import atomic_output
 from modebench.run_metadata import validate_run
 
-__all__ = ["FAILED_DRAW_RESPONSE", "RUN_SCHEMA", "build_run", "write_draws", "write_output", "write_run"]
+__all__ = [
+    "FAILED_DRAW_RESPONSE",
+    "RUN_SCHEMA",
+    "build_run",
+    "response_text",
+    "write_draws",
+    "write_output",
+    "write_run",
+]
 
 RUN_SCHEMA = "modebench-generation-run-v1"
 #: A failed draw is kept in the evaluate input as this response, which grades ``malformed``:
@@ -28,10 +36,15 @@ FAILED_DRAW_RESPONSE = ""
 LISTED_FAILURES = 100
 
 
+def response_text(draw: Draw) -> str:
+    """The draw's response in the evaluate input (also what ``generate --evaluate`` grades ahead)."""
+    return draw.text if draw.ok else FAILED_DRAW_RESPONSE
+
+
 def write_output(path: Path, loaded: Loaded, ledger: DrawLedger, *, replace: bool) -> None:
     with atomic_output(path, replace=replace) as handle:
         for prompt in loaded.prompts:
-            responses = [d.text if d.ok else FAILED_DRAW_RESPONSE for d in ledger.draws(prompt.id)]
+            responses = [response_text(d) for d in ledger.draws(prompt.id)]
             handle.write(json.dumps({**prompt.record, "responses": responses}, allow_nan=False) + "\n")
 
 
