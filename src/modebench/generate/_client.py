@@ -12,6 +12,7 @@ import asyncio
 import importlib
 import importlib.util
 import json
+import multiprocessing
 import os
 import time
 from collections.abc import Callable
@@ -127,10 +128,13 @@ async def _tick(tick: Tick) -> None:
 
 
 async def _watch(parent: int) -> None:
-    """A shard process outlives a killed parent only by half a second (nothing would read it)."""
+    """A shard process outlives a killed parent only by half a second (nothing would read it).
+    A shard forked by a fork server is that server's child, so the parent that started it is
+    watched through multiprocessing's handle on it where there is one."""
+    started_by = multiprocessing.parent_process()
     while True:
         await asyncio.sleep(0.5)
-        if os.getppid() != parent:
+        if not started_by.is_alive() if started_by is not None else os.getppid() != parent:
             os._exit(1)
 
 
