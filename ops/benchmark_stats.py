@@ -5,7 +5,8 @@ Two inputs of the same prompts are generated with the machinery of `ops/benchmar
 run A answers in several modes, run B answers only in each prompt's first mode (a collapsed
 model). Both are graded by `evaluate_file`, then `stats A` and `compare A B` (JSON output, the
 default 1000 bootstrap resamples) each run in a fresh process that reports its wall time and peak
-RSS (and CPU seconds, which a loaded machine inflates less). Sizes 10k and 100k show whether
+RSS (and CPU seconds, which a loaded machine inflates less; the 1-minute load average at the
+start of each measurement is recorded beside them). Sizes 10k and 100k show whether
 memory stays flat as the receipt grows. With `--base N`, only N prompts are graded and each journal
 is repeated up to the size (as in `ops/benchmark_report.py`: ids made unique, the receipt's counts,
 cells and journal hash rederived), since grading 100k prompts twice takes far longer than the
@@ -84,6 +85,7 @@ def evaluate(source: Path) -> Path:
 
 
 def measure(arguments: list[str]) -> dict[str, Any]:
+    load = os.getloadavg()[0]
     done = subprocess.run(
         [sys.executable, "-c", DRIVER, str(ROOT / "src"), *arguments],
         check=True,
@@ -97,6 +99,7 @@ def measure(arguments: list[str]) -> dict[str, Any]:
         "peak_rss_mib": round(result["peak_rss_kib"] / 1024, 1),
         "exit": result["exit"],
         "output_bytes": result["output_bytes"],
+        "load_average_1min_at_start": round(load, 2),
     }
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from modebench.contracts import normalize_domain, normalize_level
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError, result
-from modebench.domains._pipeline import parent_precheck
+from modebench.domains._pipeline import identity_hint, parent_precheck
 from modebench.validation import InputError, with_hint
 from modebench.worker_process import BoundedWorker
 
@@ -74,7 +74,7 @@ def reference_check_with(worker: BoundedWorker, level: Any, domain: Any, answer:
         normalize_level(level)
         normalize_domain(domain)
     except ValueError as exc:
-        raise InputError(str(exc)) from None
+        raise with_hint(InputError(str(exc)), identity_hint(level, domain)) from None
     reply = worker.request({"operation": "reference", "level": level, "domain": domain, "answer": answer})
     if reply["status"] == "correct" and isinstance(reply.get("reference"), dict):
         parsed: dict[str, Any] = reply["reference"]

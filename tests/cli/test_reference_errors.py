@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from modebench.cli import main
-from modebench.domains._pipeline import ReferenceProblem, check_reference, grade_in_process
+from modebench.domains import InvalidReference, plugin
+from modebench.domains._pipeline import ReferenceProblem, _hint, check_reference, grade_in_process
 from modebench.evaluation import evaluate
 from modebench.validation import InputError
 from tests.samples import sample_row
@@ -28,21 +29,21 @@ def _without(answer: dict[str, Any], key: str) -> dict[str, Any]:
 CASES = [
     ("mathir", lambda a: {**a, "verifier": "mathir"},
      "answer.verifier 'mathir' does not match domain 'mathir'",
-     "answer.verifier: found 'mathir', expected 'mathir_action_menu' or 'mathir_algebra' for domain 'mathir'"),
+     'answer.verifier: found "mathir", expected "mathir_action_menu" or "mathir_algebra" for domain "mathir"'),
     ("countdown", lambda a: 7, "answer must be an object or a JSON-encoded object",
-     "answer: found a number, expected an object with a verifier field"),
+     'answer: found 7, expected an object with a "verifier" field (or a string holding its JSON)'),
     ("python_factors", lambda a: _without(a, "python_version"),
      "invalid python_factors reference: unsupported Python ModeBench version",
-     "answer.python_version: found no such field, expected 'factor-v1'"),
+     'answer.python_version: found no such field, expected "factor-v1"'),
     ("python_factors", lambda a: {**a, "cases": [6]},
      "invalid python_factors reference: cases must contain between two and eight inputs",
      "answer.cases: found [6], expected a list of 2 to 8 integers such as [6, 10, 15]"),
     ("python_factors", lambda a: {**a, "cases": [6, 2000]},
      "invalid python_factors reference: case inputs are outside the bounded domain",
-     "answer.cases: found 2000, expected inputs from 4 to 1000"),
+     "answer.cases[1]: found 2000, expected an integer from 4 to 1000"),
     ("python_factors", lambda a: {**a, "cases": [6, 6]},
      "invalid python_factors reference: case inputs must be unique",
-     "answer.cases: found 6 twice, expected distinct inputs"),
+     "answer.cases[1]: found 6, as in answer.cases[0], expected distinct inputs"),
     ("countdown", lambda a: {**a, "target": "18"},
      "invalid countdown reference: answer.target must contain integers",
      'answer.target: found "18", expected an integer such as 18'),
@@ -51,25 +52,25 @@ CASES = [
      "answer.numbers: found no such field, expected a nonempty list of integers such as [3, 6, 9]"),
     ("graph_coloring", lambda a: {**a, "edges": [[1, 1]]},
      "invalid graph_coloring reference: graph edges must not be self-loops",
-     "answer.edges: found [1, 1], expected two different vertices"),
+     "answer.edges[0]: found [1, 1], expected two different vertices"),
     ("graph_coloring", lambda a: {**a, "n": 0},
      "invalid graph_coloring reference: answer.n must be a positive integer",
      "answer.n: found 0, expected the number of vertices (an integer ≥ 1)"),
     ("mathir", lambda a: {**a, "mathir_version": "linear-v0"},
      "invalid mathir reference: mathir_version must be 'linear-menu-v1'",
-     "answer.mathir_version: found \"linear-v0\", expected 'linear-menu-v1' (for verifier 'mathir_action_menu')"),
+     'answer.mathir_version: found "linear-v0", expected "linear-menu-v1" (for verifier "mathir_action_menu")'),
     ("mathir", lambda a: {**a, "max_steps": "4"},
      "invalid mathir reference: max_steps must be an integer in 1..4",
      'answer.max_steps: found "4", expected an integer from 1 to 4 (or no such field: 4)'),
     ("pantry_plan", lambda a: {**a, "pantry_version": "pantry-v2"},
      "invalid pantry_plan reference: unsupported PantryPlan version",
-     "answer.pantry_version: found \"pantry-v2\", expected 'pantry-v1'"),
+     'answer.pantry_version: found "pantry-v2", expected "pantry-v1"'),
     ("pantry_plan", lambda a: {**a, "ingredients": a["ingredients"][:5]},
      "invalid pantry_plan reference: Level 1 Pantry requires exactly six ingredients for its support mask",
-     "answer.ingredients: found 5 ingredients, expected 6 at level 1"),
+     "answer.ingredients: found 5 ingredients, expected exactly 6 at level 1"),
     ("pantry_plan", lambda a: {**a, "max_ingredients": 99},
      "invalid pantry_plan reference: max_ingredients is outside [2, 6]",
-     "answer.max_ingredients: found 99, expected an integer from 2 to 6"),
+     "answer.max_ingredients: found 99, expected an integer from 2 to 6 (from min_ingredients to the number of ingredients)"),
 ]  # fmt: skip
 
 
@@ -84,12 +85,16 @@ def test_each_reference_error_keeps_its_text_and_names_field_found_expected(
 
 
 def test_a_domain_error_without_its_own_hint_points_to_the_format() -> None:
+    # Every built-in check has its own hint (tests/domains/test_reference_hints.py); a plug-in's
+    # check may not, and then the hint says where the domain's reference format is written down.
+    assert _hint(
+        plugin("graph_coloring"), InvalidReference("answer.edges must be a list of vertex pairs")
+    ) == (
+        "the graph_coloring answer object, every field with a complete example: docs/scoring/graph_coloring.md"
+    )
     answer = {**REFERENCES["graph_coloring"], "edges": "1-2"}
     with pytest.raises(ReferenceProblem) as caught:
         check_reference(1, "graph_coloring", answer)
-    assert (
-        caught.value.detail == "invalid graph_coloring reference: answer.edges must be a list of vertex pairs"
-    )
     assert caught.value.hint is not None and caught.value.hint.startswith('answer.edges: found "1-2"')
 
 
@@ -102,7 +107,7 @@ def test_the_hint_crosses_the_worker_and_names_the_record() -> None:
         str(caught.value) == "record 1, prompt 'p': answer.verifier 'mathir' does not match domain 'mathir'"
     )
     assert caught.value.hint == (
-        "answer.verifier: found 'mathir', expected 'mathir_action_menu' or 'mathir_algebra' for domain 'mathir'"
+        'answer.verifier: found "mathir", expected "mathir_action_menu" or "mathir_algebra" for domain "mathir"'
     )
 
 
@@ -126,7 +131,7 @@ def test_the_cli_prints_the_contract_line_then_the_hint(
     assert exit_info.value.code == 2
     assert capsys.readouterr().err == (
         "modebench: error: line 1, prompt 'pf': invalid python_factors reference: unsupported Python ModeBench version\n"
-        "modebench: hint: answer.python_version: found no such field, expected 'factor-v1'\n"
+        'modebench: hint: answer.python_version: found no such field, expected "factor-v1"\n'
     )
 
 

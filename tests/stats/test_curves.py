@@ -175,3 +175,31 @@ def test_stats_command(receipts: dict[str, Path], capsys: pytest.CaptureFixture[
                 err.endswith(f"error: {bad[0]} must be between 0 and 1\n")
                 or "--seed must be a nonnegative" in err
             )
+
+
+def test_the_python_engine_keeps_its_draw_sequence() -> None:
+    """The pure-Python bootstrap resamples exactly as before for a seed (the RNG stream is part of
+    reproducibility): the weights are still one ``choices`` draw per prompt, counted."""
+    import math
+    import random
+
+    from modebench.stats.bootstrap import _python_statistics
+    from modebench.stats.ratio import Column
+
+    freqs = [5, 0, 3, 9, 1]
+    columns = [Column(((1, 2), (0, 1), (3, 4), (1, 1), (0, 1)), (1, 1, 1, 1, 1)),
+               Column(((2, 3), (1, 1), (0, 1), (5, 7), (1, 3)), (1, 0, 1, 2, 1))]  # fmt: skip
+    settings = Bootstrap(seed=5, resamples=40)
+    rng = random.Random(settings.seed)
+    cumulative = [5, 5, 8, 17, 18]
+    expected: list[list[float]] = [[] for _ in columns]
+    for _ in range(settings.resamples):
+        weights = [0] * len(freqs)
+        for index in rng.choices(range(len(freqs)), cum_weights=cumulative, k=sum(freqs)):
+            weights[index] += 1
+        for column, series in zip(columns, expected):
+            values = column.values()
+            num = math.fsum(w * x for w, x, d in zip(weights, values, column.dens) if w and d)
+            den = sum(w * d for w, d in zip(weights, column.dens))
+            series.append(num / den if den else math.nan)
+    assert _python_statistics(freqs, columns, settings) == expected

@@ -16,8 +16,9 @@ from modebench.evaluation import tally_results
 from modebench.reporting import journal_path, read_report
 from modebench.stats import compare, curves, iter_prompt_retention
 from modebench.stats import journal as journal_module
-from modebench.stats.journal import _Cell, decode_line, fast_modes, open_receipt
+from modebench.stats.journal import _BLOCKS, _Cell, decode_light, decode_line, fast_modes, open_receipt
 from modebench.stats.trajectory import trajectory_table
+from modebench.suite.calibrate import calibrate
 from modebench.validation import InputError, loads
 
 
@@ -54,6 +55,54 @@ def test_fast_decoding_raises_the_strict_error(line: bytes) -> None:
     with pytest.raises(InputError) as fast:
         decode_line(line)
     assert str(fast.value) == str(strict.value)
+
+
+_PROFILED = (
+    b'{"k":4,"result":{"draws":[],"id":"p","prompt_profile":{"a":"x","b":[1,{"c":true}]},'
+    b'"prompt_sha256":"h","reference_sha256":"r"},"sequence":0}\n'
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        _PROFILED,
+        _PROFILED.replace(b'"id":"p"', b'"id":"say \\"hi\\""'),  # escaped quote: whole line strictly
+        _PROFILED.replace(b'"a":"x"', b'"a" : "x"'),  # a non-canonical profile is still one JSON value
+        _PROFILED.replace(b'"prompt_profile":{"a":"x","b":[1,{"c":true}]}', b'"prompt_profile":null'),
+        _PROFILED.replace(b',"prompt_sha256":"h"', b""),  # no end marker: the line as it is
+        _PROFILED.replace(b'"prompt_sha256"', b'"prompt_sha256" '),  # whitespace: the strict path
+    ],
+)
+def test_light_decoding_is_the_strict_value_without_the_profile(line: bytes) -> None:
+    expected = loads(line)
+    light = decode_light(line)
+    assert light == {
+        **expected,
+        "result": {**expected["result"], "prompt_profile": light["result"]["prompt_profile"]},
+    }
+    assert light["result"]["prompt_profile"] in (None, expected["result"]["prompt_profile"])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        _PROFILED.replace(b'"a":"x"', b'"a":"x","a":"y"'),  # a duplicate inside the profile
+        _PROFILED.replace(b'"a":"x"', b'"a":NaN'),
+        _PROFILED.replace(b'"id":"p"', b'"id":"p","id":"q"'),  # a duplicate beside a valid profile
+        _PROFILED.replace(b'"draws":[]', b'"draws":[}'),  # broken elsewhere: positions of the line as read
+        _PROFILED.replace(b'"prompt_sha256":"h"', b'"prompt_sha256":"h","prompt_sha256" :"i"'),
+        _PROFILED.replace(b'{"a":"x"', b'{"a":"x"}}'),  # the profile text is not one value
+    ],
+)
+def test_light_decoding_raises_the_strict_error(line: bytes) -> None:
+    for _ in range(2):  # the second time with the profile text remembered
+        with pytest.raises(InputError) as strict:
+            loads(line)
+        with pytest.raises(InputError) as light:
+            decode_light(line)
+        assert str(light.value) == str(strict.value)
+    assert len(_BLOCKS) <= 1024
 
 
 def _copy(receipt: Path, directory: Path) -> Path:
@@ -97,6 +146,10 @@ def _wrong_accuracy(lines: list[bytes]) -> list[bytes]:
     return [(json.dumps(entry, sort_keys=True, separators=(",", ":")) + "\n").encode(), *lines[1:]]
 
 
+def _profile_duplicate(lines: list[bytes]) -> list[bytes]:
+    return [lines[0].replace(b'"prompt_profile":{', b'"prompt_profile":{"domain":1,', 1), *lines[1:]]
+
+
 def _unscorable(lines: list[bytes]) -> list[bytes]:
     entry = json.loads(lines[1])
     entry["result"]["draws"][0]["attempts"][0].update(status="timeout", verified=False, canonical_key=None)
@@ -117,6 +170,7 @@ def _scored_unscorable(lines: list[bytes]) -> list[bytes]:
         (_broken_line, True),
         (_duplicate_key, False),
         (_duplicate_key, True),  # the hash matches: the strict decoder's duplicate-key error
+        (_profile_duplicate, True),  # ... also inside the prompt profile a light reading skips
         (_wrong_accuracy, True),  # the journal disagrees with the receipt's cells
         (_unscorable, True),  # the receipt's status disagrees with the journal
         (_scored_unscorable, True),  # an edited entry the tally cannot score: refused, no traceback
@@ -135,6 +189,7 @@ def test_every_command_reports_what_read_report_reports(
     assert _error(lambda: compare(good, broken)) == expected
     assert _error(lambda: list(iter_prompt_retention(good, broken))) == expected
     assert _error(lambda: trajectory_table([(0, good), (1, broken)])) == expected
+    assert _error(lambda: calibrate(broken)) == expected
     pytest.importorskip("matplotlib")
     from modebench.render.html import html_report
 

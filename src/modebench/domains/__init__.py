@@ -18,6 +18,7 @@ from functools import cache
 
 from modebench.contracts import DOMAINS, Domain, normalize_domain
 from modebench.domains._protocol import (
+    MISSING,
     CardText,
     Correct,
     DomainPlugin,
@@ -25,6 +26,7 @@ from modebench.domains._protocol import (
     InvalidReference,
     Malformed,
     PromptTemplate,
+    field_hint,
 )
 from modebench.domains._registry import discover
 
@@ -126,8 +128,10 @@ __all__ = [
     "DomainPlugin",
     "Incorrect",
     "InvalidReference",
+    "MISSING",
     "Malformed",
     "PromptTemplate",
+    "field_hint",
     # The registry.
     "all_plugins",
     "canonical",

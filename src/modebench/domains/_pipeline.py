@@ -22,7 +22,17 @@ from modebench.diagnostics import (
     result,
 )
 from modebench.domains import plugin
-from modebench.domains._protocol import Correct, DomainPlugin, Incorrect, InvalidReference, Malformed
+from modebench.domains._protocol import (
+    MISSING,
+    Correct,
+    DomainPlugin,
+    Incorrect,
+    InvalidReference,
+    Malformed,
+    Said,
+    either,
+    field_hint,
+)
 from modebench.validation import InputError, loads
 
 # len(json.dumps({"operation": "grade", "level": L, "domain": D, "answer": A, "text": T})) minus
@@ -137,24 +147,30 @@ def _validate(level: int, found: DomainPlugin, answer: Any, encoded: str) -> tup
     if size > MAX_REFERENCE_BYTES:
         raise ReferenceProblem(
             "reference byte limit exceeded",
-            f"answer: found {size:,} bytes of JSON, expected at most {MAX_REFERENCE_BYTES:,}",
+            field_hint("answer", Said(f"{size:,} bytes of JSON"), f"at most {MAX_REFERENCE_BYTES:,} bytes"),
         )
     if isinstance(answer, str):
         try:
             answer = loads(answer)
         except InputError as exc:
-            raise ReferenceProblem(str(exc), "answer: a string must hold a JSON-encoded object") from None
+            raise ReferenceProblem(
+                str(exc),
+                field_hint("answer", answer, "an object, or a string holding the JSON encoding of one"),
+            ) from None
     if not isinstance(answer, dict):
         raise ReferenceProblem(
             "answer must be an object or a JSON-encoded object",
-            f"answer: found {_json_type(answer)}, expected an object with a verifier field",
+            field_hint("answer", answer, 'an object with a "verifier" field (or a string holding its JSON)'),
         )
     verifier = answer.get("verifier")
     if not (isinstance(verifier, str) and verifier in found.verifiers):
-        expected = " or ".join(repr(name) for name in found.verifiers)
         raise ReferenceProblem(
             f"answer.verifier {verifier!r} does not match domain {found.name!r}",
-            f"answer.verifier: found {verifier!r}, expected {expected} for domain {found.name!r}",
+            field_hint(
+                "answer.verifier",
+                answer.get("verifier", MISSING),
+                f"{either(found.verifiers)} for domain {either([found.name])}",
+            ),
         )
     try:
         parsed = found.validate_reference(level, answer)
@@ -164,7 +180,7 @@ def _validate(level: int, found: DomainPlugin, answer: Any, encoded: str) -> tup
 
 
 def _hint(found: DomainPlugin, problem: InvalidReference) -> str:
-    """The domain's own hint, else where its reference format is written down."""
+    """The domain's own hint, else (a plug-in without hints) where its reference format is written down."""
     if problem.hint is not None:
         return problem.hint
     from modebench.domains import origin
@@ -173,12 +189,20 @@ def _hint(found: DomainPlugin, problem: InvalidReference) -> str:
     return f"the {found.name} answer object, every field with a complete example: {where}"
 
 
-def _json_type(value: Any) -> str:
-    """How JSON names the type of a decoded value."""
-    if value is None or isinstance(value, bool):
-        return json.dumps(value)
-    names = {int: "a number", float: "a number", list: "an array", str: "a string"}
-    return names.get(type(value), type(value).__name__)
+def identity_hint(level: Any, domain: Any) -> str | None:
+    """The hint for a task whose level or domain does not normalise (level first, as checked)."""
+    from modebench.contracts import LEVELS
+    from modebench.domains import names
+
+    try:
+        normalize_level(level)
+    except ValueError:
+        return field_hint("level", level, f'an integer {either(LEVELS)} (or the text "3" or "level3")')
+    try:
+        normalize_domain(domain)
+    except ValueError:
+        return field_hint("domain", domain, either(names()))
+    return None
 
 
 #: The process-wide cache of validated references (the worker's, or an in-process caller's).
@@ -190,7 +214,7 @@ def resolve(level: Any, domain: Any) -> tuple[int, DomainPlugin]:
     try:
         return normalize_level(level), plugin(normalize_domain(domain))
     except ValueError as exc:
-        raise ReferenceProblem(str(exc)) from None
+        raise ReferenceProblem(str(exc), identity_hint(level, domain)) from None
 
 
 def check_reference(
@@ -274,6 +298,7 @@ __all__ = [
     "grade_in_process",
     "grade_local",
     "grade_text",
+    "identity_hint",
     "invalid_reference",
     "parent_precheck",
     "reply_guard",

@@ -19,9 +19,10 @@ from typing import Any
 class InvalidReference(Exception):
     """The reference (task answer) breaks a domain rule. ``detail`` excludes the domain prefix.
 
-    ``detail`` is the contract's text (ModeBench 0.4.0's). ``hint``, when given, names the field,
-    the value found and the value expected (``cases: found 1 input, expected 2 to 8``); it is shown
-    beside the detail, never inside it, and never recorded in a result.
+    ``detail`` is the contract's text (ModeBench 0.4.0's). ``hint`` names the field, the value
+    found and the value expected, phrased by :func:`field_hint` (``answer.cases: found [6],
+    expected a list of 2 to 8 integers …``); it is shown beside the detail, never inside it, and
+    never recorded in a result. Every built-in check gives one (a test walks them).
     """
 
     def __init__(self, detail: str, hint: str | None = None) -> None:
@@ -40,6 +41,36 @@ def shown(value: Any) -> str:
         return "no such field"
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= 60 else text[:59] + "…"
+
+
+@dataclass(frozen=True)
+class Said:
+    """A found value said in words rather than shown as JSON (``5 ingredients``)."""
+
+    text: str
+
+
+def several(count: int, one: str, many: str) -> Said:
+    """A count said in words for a hint: ``1 entry``, ``0 entries``."""
+    return Said(f"{count} {one if count == 1 else many}")
+
+
+def field_hint(path: str, found: Any, expected: str) -> str:
+    """The one phrasing of every reference hint: ``<path>: found <value>, expected <what>``.
+
+    ``path`` is the dotted path of the field in the record (``answer.cases[1]``); ``found`` is
+    shown as short JSON (``MISSING`` reads "no such field") unless it is :class:`Said` words;
+    ``expected`` says concretely what would pass (a type, the allowed values, a range or the
+    exact value, in JSON spelling where it names a value).
+    """
+    said = found.text if isinstance(found, Said) else shown(found)
+    return f"{path}: found {said}, expected {expected}"
+
+
+def either(values: Any) -> str:
+    """Allowed values as JSON, joined the way a hint says them: ``"a"``, ``"a" or "b"``, ``1, 2 or 3``."""
+    texts = [json.dumps(value, ensure_ascii=False) for value in values]
+    return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " or " + texts[-1]
 
 
 class Malformed(Exception):
@@ -130,6 +161,12 @@ __all__ = [
     "DomainPlugin",
     "Incorrect",
     "InvalidReference",
+    "MISSING",
     "Malformed",
     "PromptTemplate",
+    "Said",
+    "either",
+    "field_hint",
+    "several",
+    "shown",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -110,9 +111,10 @@ def _python_statistics(
     nums = [c.values() for c in columns]
     out: list[list[float]] = [[] for _ in columns]
     for _ in range(settings.resamples):
-        weights = [0] * len(freqs)
-        for index in rng.choices(categories, cum_weights=cumulative, k=total):
-            weights[index] += 1
+        # The same draws as ever (``choices`` consumes one random() per prompt), counted by
+        # Counter's C loop instead of an interpreted one.
+        drawn = Counter(rng.choices(categories, cum_weights=cumulative, k=total))
+        weights = [drawn.get(index, 0) for index in categories]
         for column, values, series in zip(columns, nums, out):
             num = math.fsum(w * x for w, x, d in zip(weights, values, column.dens) if w and d)
             den = sum(w * d for w, d in zip(weights, column.dens))

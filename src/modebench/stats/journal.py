@@ -52,7 +52,16 @@ from modebench.reporting import (
 )
 from modebench.validation import InputError, loads
 
-__all__ = ["Entry", "Receipt", "ResultError", "decode_line", "fast_modes", "lockstep", "open_receipt"]
+__all__ = [
+    "Entry",
+    "Receipt",
+    "ResultError",
+    "decode_light",
+    "decode_line",
+    "fast_modes",
+    "lockstep",
+    "open_receipt",
+]
 
 T = TypeVar("T")
 _BLOCK = 1 << 20
@@ -141,21 +150,72 @@ def _keys(value: Any) -> int:
 
 
 _DECODER = json.JSONDecoder(parse_float=_float, parse_constant=_constant)
+_UNPROVEN = object()
+_WHITESPACE = b" \t\r\n"
+
+
+def _proven(line: bytes) -> Any:
+    """The C decoder's value of the line when it provably equals the strict one, else ``_UNPROVEN``."""
+    # With no escaped quote, every ``"`` delimits a string, so a ``":`` ends a key; a key followed
+    # by whitespace before its colon shows up once whitespace is deleted (then the count is off).
+    if b'\\"' in line:
+        return _UNPROVEN
+    separators = line.count(b'":')
+    if line.translate(None, _WHITESPACE).count(b'":') != separators:
+        return _UNPROVEN
+    try:
+        value = _DECODER.decode(line.decode("utf-8"))
+    except (_Unusual, ValueError, RecursionError):
+        return _UNPROVEN
+    return value if _keys(value) == separators else _UNPROVEN
 
 
 def decode_line(line: bytes) -> Any:
     """The strict decoder's value of one journal line, or its error (see the module docstring)."""
-    # With no escaped quote and no whitespace after a quote (a canonical line has none outside
-    # strings), every ``":`` in the line ends a key: their count is the number of keys.
-    if not (b'\\"' in line or b'" ' in line or b'"\t' in line or b'"\r' in line or b'"\n' in line):
+    value = _proven(line)
+    return loads(line) if value is _UNPROVEN else value
+
+
+# Every prompt of a cell carries the same prompt profile, the largest object of a line, which the
+# statistics never read. A light reading decodes each distinct profile text once (strictly) and
+# the line with ``null`` in its place: ``,"`` opens a string there, so ``"prompt_profile":`` is a
+# key and the text up to ``,"prompt_sha256":`` its whole value whenever either line is valid JSON.
+_BLOCK_START, _BLOCK_END = b',"prompt_profile":', b',"prompt_sha256":'
+_BLOCKS: dict[bytes, bool] = {}  # profile text → whether the strict decoder accepts it
+_BLOCKS_MAX = 1024
+
+
+def _reduced(line: bytes) -> bytes | None:
+    """The line with a strictly valid prompt profile replaced by ``null`` (None: nothing to replace)."""
+    start = line.find(_BLOCK_START)
+    if start < 0:
+        return None
+    start += len(_BLOCK_START)
+    end = line.find(_BLOCK_END, start)
+    if end < 0:
+        return None
+    block = line[start:end]
+    valid = _BLOCKS.get(block)
+    if valid is None:
         try:
-            value = _DECODER.decode(line.decode("utf-8"))
-        except (_Unusual, ValueError, RecursionError):
-            pass
-        else:
-            if _keys(value) == line.count(b'":'):
-                return value
-    return loads(line)
+            loads(block)
+            valid = True
+        except InputError:
+            valid = False
+        if len(_BLOCKS) >= _BLOCKS_MAX:
+            _BLOCKS.clear()
+        _BLOCKS[block] = valid
+    return line[:start] + b"null" + line[end:] if valid else None
+
+
+def decode_light(line: bytes) -> Any:
+    """:func:`decode_line` without the prompt profile (``null``) when that can be proved; else its value."""
+    reduced = _reduced(line)
+    if reduced is not None:
+        value = _proven(reduced)
+        if value is not _UNPROVEN:
+            return value
+    return decode_line(line)  # errors name positions in the line as it is
 
 
 # --- the journal stream -----------------------------------------------------------------------
@@ -197,8 +257,9 @@ class _Journal:
         return self.digest.hexdigest()
 
 
-def _entries(journal: _Journal, expected: int) -> Iterator[dict[str, Any]]:
-    return sequenced((decode_line(line) for line in journal.lines()), expected)
+def _entries(journal: _Journal, expected: int, light: bool = False) -> Iterator[dict[str, Any]]:
+    decode = decode_light if light else decode_line
+    return sequenced(map(decode, journal.lines()), expected)
 
 
 # --- recomputing the receipt's cells --------------------------------------------------------
@@ -273,7 +334,7 @@ class Receipt:
     def completed(self) -> bool:
         return bool(self.payload["evaluation"]["status"] == "completed")
 
-    def entries(self, reduce: Callable[[Entry], T]) -> Iterator[T]:
+    def entries(self, reduce: Callable[[Entry], T], *, light: bool = False) -> Iterator[T]:
         """``reduce(entry)`` for every prompt, in journal order, from one verified pass.
 
         Values are yielded while the journal streams, before its hash is known, so a caller keeps
@@ -281,15 +342,18 @@ class Receipt:
         makes is raised at the end (or where the stream stops), in ``read_report``'s order. An
         ``InputError`` of ``reduce`` itself is raised (as :class:`ResultError`) after all of them,
         as when the receipt was verified before anything read its results.
+
+        ``light``: ``reduce`` reads no ``prompt_profile`` of a result (it may be None), so each
+        distinct profile is decoded once (:func:`decode_light`); every check is unchanged.
         """
         if self.payload["schema"] == V3:
             for cell in self.payload["cells"]:
                 for result in cell.get("prompt_results", []):
                     yield reduce(Entry(cell["level"], cell["domain"], cell["k"], result, fast_modes(result)))
             return
-        yield from self._journal(reduce)
+        yield from self._journal(reduce, light)
 
-    def _journal(self, reduce: Callable[[Entry], T]) -> Iterator[T]:
+    def _journal(self, reduce: Callable[[Entry], T], light: bool = False) -> Iterator[T]:
         reference = self.payload["prompt_results"]
         journal = _Journal(journal_path(self.path, self.payload))
         failure: InputError | None = None
@@ -299,7 +363,7 @@ class Receipt:
                 threshold = recompute_threshold(self.payload)
                 tally = _status_tally(recompute_policy(self.payload))
                 cells: dict[tuple[int, str, int], _Cell] = {}
-                for raw in _entries(journal, reference["records"]):
+                for raw in _entries(journal, reference["records"], light):
                     try:
                         level, domain, k, result = raw["level"], raw["domain"], raw["k"], raw["result"]
                         tally.add(result)
@@ -355,6 +419,8 @@ def lockstep(
     second: Callable[[], Receipt],
     reduce: Callable[[Entry], T],
     reduce_second: Callable[[Entry], T] | None = None,
+    *,
+    light: bool = False,
 ) -> Iterator[tuple[T | None, T | None]]:
     """Two receipts' reductions side by side (``None`` once one side is done), each journal read once.
 
@@ -369,7 +435,7 @@ def lockstep(
     except InputError as exc:
         b, late = None, exc
     other = reduce_second if reduce_second is not None else reduce
-    streams = [a.entries(reduce), b.entries(other) if b is not None else iter(())]
+    streams = [a.entries(reduce, light=light), b.entries(other, light=light) if b is not None else iter(())]
     done = [False, False]
     errors: list[tuple[int, InputError]] = [(1, late)] if late is not None else []
     while not all(done):

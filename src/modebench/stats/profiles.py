@@ -87,7 +87,37 @@ def summarize_prompt(
 
 def entry_summary(entry: Entry) -> PromptSummary:
     """The summary of one journal entry (its mode counts as the reader checked them)."""
-    return summarize_prompt((entry.level, entry.domain, entry.draws), entry.result, entry.modes)
+    modes, result = entry.modes, entry.result
+    if modes is not None:
+        # fast_modes checked the shape (groups of attempts, boolean ``verified``): only the
+        # counts are left to take, as summarize_prompt takes them.
+        ident, reference = result.get("id"), result.get("reference_sha256")
+        if type(ident) is str and type(reference) is str:
+            attempts = 0
+            first = None
+            for group in result["draws"]:
+                found = group["attempts"]
+                if found and first is None:
+                    first = found[0]["verified"]
+                attempts += len(found)
+            if first is not None:
+                counts = tuple(sorted(modes.values(), reverse=True))
+                cell = (entry.level, entry.domain, entry.draws)
+                return PromptSummary(ident, reference, cell, _profile(attempts, counts, first), modes)
+    return summarize_prompt((entry.level, entry.domain, entry.draws), result, modes)
+
+
+_PROFILES: dict[tuple[int, tuple[int, ...], bool], Profile] = {}
+
+
+def _profile(n: int, counts: tuple[int, ...], first: bool) -> Profile:
+    """One shared Profile per distinct value (few per receipt; bounded all the same)."""
+    found = _PROFILES.get((n, counts, first))
+    if found is None:
+        if len(_PROFILES) > 65536:
+            _PROFILES.clear()
+        found = _PROFILES[(n, counts, first)] = Profile(n, sum(counts), counts, first)
+    return found
 
 
 def completed_receipt(path: str | os.PathLike[str]) -> Receipt:
@@ -104,7 +134,7 @@ def iter_summaries(path: str | os.PathLike[str]) -> Iterator[PromptSummary]:
     Errors of the receipt's checks come at the end of the iteration (see
     :meth:`modebench.stats.journal.Receipt.entries`): use the summaries once it is exhausted.
     """
-    return completed_receipt(path).entries(entry_summary)
+    return completed_receipt(path).entries(entry_summary, light=True)
 
 
 def cell_profiles(path: str | os.PathLike[str]) -> dict[CellKey, Counter[Profile]]:

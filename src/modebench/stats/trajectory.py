@@ -114,7 +114,7 @@ def trajectory_table(
     first: dict[PromptKey, tuple[str, dict[str, int]]] | None = None
     for step, receipt in ordered:
         reader = _Step(receipt, first)
-        for summary in completed_receipt(receipt).entries(entry_summary):
+        for summary in completed_receipt(receipt).entries(entry_summary, light=True):
             reader.add(summary)
         reader.check()
         if first is None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from modebench.identity import file_sha256
 from modebench.publish import atomic_output
-from modebench.reporting import iter_cell_results, read_report
+from modebench.stats.journal import Entry, open_receipt
 from modebench.suite.ids import natural_key, write_ids
 from modebench.validation import InputError, unit_fraction
 
@@ -57,23 +57,15 @@ def calibrate(
             raise InputError(f"output already exists: {os.fspath(path)}")
     if len({os.path.abspath(path) for path in destinations}) < len(destinations):
         raise InputError("the calibration outputs must be different files")
-    payload = read_report(receipt)
-    if payload["evaluation"]["status"] != "completed":
+    # One verified pass over the journal (stats/journal.py): the receipt's checks, in read_report's
+    # order, come before the completed-status check, as when the receipt was read first.
+    opened = open_receipt(receipt)
+    completed = opened.completed
+    tasks = [
+        task for task in opened.entries(_task if completed else _nothing, light=True) if task is not None
+    ]
+    if not completed:
         raise InputError("calibration requires a completed receipt: scores of a failed run are unavailable")
-    tasks = []
-    for level, domain, k, result in iter_cell_results(receipt):
-        rate = result["accuracy"]
-        tasks.append(
-            {
-                "id": result["id"],
-                "level": level,
-                "domain": domain,
-                "k": k,
-                "pass_rate": rate,
-                "stratum": stratum(rate),
-                "discriminating": 0.0 < rate < 1.0,
-            }
-        )
     cells: dict[tuple[int, str, int], dict[str, Any]] = {}
     for task in tasks:
         cell = cells.setdefault(
@@ -99,7 +91,7 @@ def calibrate(
         cell = cells[key]
         cell["mean_pass_rate"] = cell.pop("pass_rate_sum") / cell["tasks"]
         summaries.append(cell)
-    result = {
+    result: dict[str, Any] = {
         "schema": SCHEMA,
         "receipt_sha256": file_sha256(receipt),
         "thresholds": {"easy_above": EASY_ABOVE, "hard_below": HARD_BELOW},
@@ -121,6 +113,27 @@ def calibrate(
             )
             write_ids(destination, selection[part], comment)
     return result
+
+
+def _task(entry: Entry) -> dict[str, Any]:
+    result = entry.result
+    try:
+        rate = result["accuracy"]
+        return {
+            "id": result["id"],
+            "level": entry.level,
+            "domain": entry.domain,
+            "k": entry.draws,
+            "pass_rate": rate,
+            "stratum": stratum(rate),
+            "discriminating": 0.0 < rate < 1.0,
+        }
+    except (KeyError, TypeError) as exc:  # raised after every check of the receipt (ResultError)
+        raise InputError(f"prompt {result.get('id')!r}: invalid prompt result ({exc})") from None
+
+
+def _nothing(entry: Entry) -> None:
+    return None
 
 
 def select(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from modebench.domains._protocol import MISSING, InvalidReference, shown
+from modebench.domains._protocol import MISSING, InvalidReference, field_hint
 
 
 @dataclass(frozen=True)
@@ -33,20 +33,23 @@ def validate_reference(level: int, answer: dict[str, Any]) -> CountdownRef:
     if not isinstance(numbers, list) or not numbers:
         raise InvalidReference(
             "answer.numbers must be a nonempty list of integers",
-            f"answer.numbers: found {shown(answer.get('numbers', MISSING))}, "
-            "expected a nonempty list of integers such as [3, 6, 9]",
+            field_hint(
+                "answer.numbers",
+                answer.get("numbers", MISSING),
+                "a nonempty list of integers such as [3, 6, 9]",
+            ),
         )
     target = answer.get("target")
     if not _is_json_integer(target):
         raise InvalidReference(
             "answer.target must contain integers",
-            f"answer.target: found {shown(answer.get('target', MISSING))}, expected an integer such as 18",
+            field_hint("answer.target", answer.get("target", MISSING), "an integer such as 18"),
         )
-    wrong = [number for number in numbers if not _is_json_integer(number)]
+    wrong = [index for index, number in enumerate(numbers) if not _is_json_integer(number)]
     if wrong:
         raise InvalidReference(
             "answer.numbers must contain integers",
-            f"answer.numbers: found {shown(wrong[0])}, expected integers only",
+            field_hint(f"answer.numbers[{wrong[0]}]", numbers[wrong[0]], "an integer (not 3.0, not true)"),
         )
     return CountdownRef(numbers=tuple(numbers), target=target, sorted_numbers=tuple(sorted(numbers)))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from modebench.domains._protocol import MISSING, InvalidReference, shown
+from modebench.domains._protocol import MISSING, InvalidReference, field_hint, several
 
 #: The colour set is fixed by the benchmark, not configurable.
 COLORS = (1, 2, 3)
@@ -45,30 +45,34 @@ def validate_reference(level: int, answer: dict[str, Any]) -> GraphRef:
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise InvalidReference(
             "answer.n must be a positive integer",
-            f"answer.n: found {shown(answer.get('n', MISSING))}, expected the number of vertices (an integer ≥ 1)",
+            field_hint("answer.n", answer.get("n", MISSING), "the number of vertices (an integer ≥ 1)"),
         )
     edges = answer.get("edges")
     if not isinstance(edges, list):
         raise InvalidReference(
             "answer.edges must be a list of vertex pairs",
-            f"answer.edges: found {shown(answer.get('edges', MISSING))}, expected a list of pairs such as [[1, 2], [2, 3]]",
+            field_hint(
+                "answer.edges",
+                answer.get("edges", MISSING),
+                "a list of pairs such as [[1, 2], [2, 3]] (may be empty)",
+            ),
         )
     folded: set[tuple[int, int]] = set()
-    for edge in edges:
+    for index, edge in enumerate(edges):
+        where = f"answer.edges[{index}]"
         if not isinstance(edge, list) or len(edge) != 2:
             raise InvalidReference(
-                "each graph edge must be a pair", f"answer.edges: found {shown(edge)}, expected a pair [u, v]"
+                "each graph edge must be a pair", field_hint(where, edge, "a pair [u, v] such as [1, 2]")
             )
         u, v = edge
         if not (_is_int(u) and _is_int(v) and 1 <= u <= n and 1 <= v <= n):
             raise InvalidReference(
                 "graph edge endpoints must be integers in 1..n",
-                f"answer.edges: found {shown(edge)}, expected two integers from 1 to n = {n}",
+                field_hint(where, edge, f"two integers from 1 to n = {n}"),
             )
         if u == v:
             raise InvalidReference(
-                "graph edges must not be self-loops",
-                f"answer.edges: found {shown(edge)}, expected two different vertices",
+                "graph edges must not be self-loops", field_hint(where, edge, "two different vertices")
             )
         folded.add((min(u, v) - 1, max(u, v) - 1))
     raw = answer.get("partial_colors")
@@ -77,13 +81,17 @@ def validate_reference(level: int, answer: dict[str, Any]) -> GraphRef:
         if not isinstance(raw, list) or len(raw) != n:
             raise InvalidReference(
                 "answer.partial_colors must have n entries",
-                f"answer.partial_colors: found {shown(raw)}, expected a list of n = {n} entries (null or 1, 2, 3)",
+                field_hint(
+                    "answer.partial_colors",
+                    several(len(raw), "entry", "entries") if isinstance(raw, list) else raw,
+                    f"null, or a list of n = {n} entries (each null or 1, 2, 3)",
+                ),
             )
-        for entry in raw:
+        for index, entry in enumerate(raw):
             if entry is not None and not (_is_int(entry) and entry in COLORS):
                 raise InvalidReference(
                     "partial colors must be null or integers 1, 2, 3",
-                    f"answer.partial_colors: found {shown(entry)}, expected null, 1, 2 or 3",
+                    field_hint(f"answer.partial_colors[{index}]", entry, "null, 1, 2 or 3"),
                 )
         partial = tuple(0 if entry is None else entry for entry in raw)
     hidden = tuple(i for i, c in enumerate(partial) if c == 0) if partial is not None else ()

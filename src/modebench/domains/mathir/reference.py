@@ -15,11 +15,13 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
-from sympy import Expr
+from sympy import Expr, cancel
 
-from modebench.domains._protocol import MISSING, InvalidReference, shown
-from modebench.domains.mathir.algebra import NoTarget, normalise_tree, target, to_sympy
+from modebench.domains._protocol import MISSING, InvalidReference, Said, either, field_hint, several, shown
+from modebench.domains.mathir.algebra import NoTarget, Unsupported, normalise_tree, show, target, to_sympy
 from modebench.domains.mathir.expr import (
+    MAX_DEPTH,
+    MODEL_NODE_LIMIT,
     REFERENCE_NODE_LIMIT,
     ExprError,
     Tree,
@@ -77,28 +79,70 @@ def _binding_value(name: str, raw: Any) -> Fraction:
                 return Fraction(int(numerator), int(denominator) if denominator else 1)
             except ValueError:  # digit-count limit of int()
                 pass
-    raise InvalidReference(f"binding {name!r} must be an integer or an exact rational string")
+    raise InvalidReference(
+        f"binding {name!r} must be an integer or an exact rational string",
+        field_hint(
+            f"answer.bindings.{name}",
+            raw,
+            'a JSON integer or an exact rational string such as "-7" or "3/4" (no floats)',
+        ),
+    )
 
 
 def _bindings(raw: Any) -> dict[str, Fraction]:
     if not isinstance(raw, dict) or not 1 <= len(raw) <= 6:
-        raise InvalidReference("bindings must be an object with 1..6 entries")
+        raise InvalidReference(
+            "bindings must be an object with 1..6 entries",
+            field_hint(
+                "answer.bindings",
+                several(len(raw), "entry", "entries") if isinstance(raw, dict) else raw,
+                'an object of 1 to 6 bindings such as {"a": 2, "b": "3/4"}',
+            ),
+        )
     out: dict[str, Fraction] = {}
     for name, value in raw.items():
         if not (isinstance(name, str) and name in BINDING_NAMES):
-            raise InvalidReference(f"binding name {name!r} must be one letter a-w, y or z")
+            raise InvalidReference(
+                f"binding name {name!r} must be one letter a-w, y or z",
+                field_hint(
+                    "answer.bindings",
+                    Said(f"the name {shown(name)}"),
+                    "names of one letter a-w, y or z (x is the unknown)",
+                ),
+            )
         out[name] = _binding_value(name, value)
     return out
 
 
+def _names(symbols: Any) -> str:
+    return ", ".join(sorted(symbols)) or "none"
+
+
+def _grammar(symbols: frozenset[str], nodes: int) -> str:
+    """What an expression may be written with, for a hint."""
+    return (
+        f"add, sub, mul, div and neg over the symbols {', '.join(sorted(symbols))} only "
+        f"(no number literals; at most {nodes} nodes, nesting depth at most {MAX_DEPTH})"
+    )
+
+
 def _side(answer: dict[str, Any], field_name: str, symbols: frozenset[str]) -> Tree:
     raw = answer.get(field_name)
+    where = f"answer.{field_name}"
     if not isinstance(raw, str) or not raw.strip():
-        raise InvalidReference(f"{field_name} must be a non-empty string")
+        raise InvalidReference(
+            f"{field_name} must be a non-empty string",
+            field_hint(
+                where, answer.get(field_name, MISSING), 'an expression string such as "add(div(x,a),b)"'
+            ),
+        )
     try:
         return parse_expr(raw, symbols, REFERENCE_NODE_LIMIT)
     except ExprError as exc:
-        raise InvalidReference(f"{field_name}: {exc}") from None
+        raise InvalidReference(
+            f"{field_name}: {exc}",
+            field_hint(where, raw, "an expression of " + _grammar(symbols, REFERENCE_NODE_LIMIT)),
+        ) from None
 
 
 def _max_steps(answer: dict[str, Any]) -> int:
@@ -108,7 +152,7 @@ def _max_steps(answer: dict[str, Any]) -> int:
     if not isinstance(raw, int) or isinstance(raw, bool) or not 1 <= raw <= 4:
         raise InvalidReference(
             "max_steps must be an integer in 1..4",
-            f"answer.max_steps: found {shown(raw)}, expected an integer from 1 to 4 (or no such field: 4)",
+            field_hint("answer.max_steps", raw, "an integer from 1 to 4 (or no such field: 4)"),
         )
     return raw
 
@@ -121,28 +165,64 @@ def _actions(raw: Any, symbols: frozenset[str], bindings: Mapping[str, Fraction]
     if not isinstance(raw, dict) or not 2 <= len(raw) <= 8:
         raise InvalidReference(
             "actions must be an object with 2..8 entries",
-            f'answer.actions: found {shown(raw)}, expected an object of 2 to 8 actions such as {{"A": "sub(b)", "B": "div(a)"}}',
+            field_hint(
+                "answer.actions",
+                several(len(raw), "entry", "entries") if isinstance(raw, dict) else raw,
+                'an object of 2 to 8 actions such as {"A": "sub(b)", "B": "div(a)"}',
+            ),
         )
     if list(raw) != [chr(ord("A") + i) for i in range(len(raw))]:
         raise InvalidReference(
             "action IDs must be A, B, ... in order",
-            f"answer.actions: found the IDs {', '.join(raw)}, expected {', '.join(chr(ord('A') + i) for i in range(len(raw)))}",
+            field_hint(
+                "answer.actions",
+                Said(f"the IDs {', '.join(raw)}"),
+                ", ".join(chr(ord("A") + i) for i in range(len(raw))),
+            ),
         )
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     out: dict[str, Command] = {}
     for action_id, text in raw.items():
+        where = f"answer.actions.{action_id}"
         if not isinstance(text, str):
-            raise InvalidReference(f"action {action_id} must be a string")
+            raise InvalidReference(
+                f"action {action_id} must be a string",
+                field_hint(where, text, 'a command string such as "sub(b)"'),
+            )
         compact = strip_ws(text)
         if compact in seen:
-            raise InvalidReference(f"action {action_id} duplicates another action")
-        seen.add(compact)
+            raise InvalidReference(
+                f"action {action_id} duplicates another action",
+                field_hint(
+                    where,
+                    Said(f"{shown(text)}, the same as action {seen[compact]} once spaces are removed"),
+                    "a command unlike every other action",
+                ),
+            )
+        seen[compact] = action_id
         try:
             ((op, arg),) = parse_free_program(text, symbols, 1)
         except ProgramError as exc:
-            raise InvalidReference(f"action {action_id}: {exc}") from None
+            raise InvalidReference(
+                f"action {action_id}: {exc}",
+                field_hint(
+                    where,
+                    text,
+                    'one command add(e), sub(e), mul(e) or div(e) such as "sub(b)", e written with '
+                    + _grammar(symbols, MODEL_NODE_LIMIT),
+                ),
+            ) from None
         out[action_id] = command(op, arg, bindings)
     return out
+
+
+def _unrepresentable(tree: Tree) -> str:
+    """The first term of a side's cancelled form outside the printable kinds (``x**2``, ``zoo``)."""
+    try:
+        show(cancel(to_sympy(tree)))
+    except Unsupported as exc:
+        return str(exc.args[0])
+    return "a term outside the printable kinds"
 
 
 def validate_reference(level: int, answer: dict[str, Any]) -> ParsedRef:
@@ -152,13 +232,16 @@ def validate_reference(level: int, answer: dict[str, Any]) -> ParsedRef:
     if version is None:
         raise InvalidReference(
             f"unknown verifier {verifier!r}",
-            f"answer.verifier: found {shown(verifier)}, expected {' or '.join(map(repr, VERSIONS))}",
+            field_hint("answer.verifier", answer.get("verifier", MISSING), either(VERSIONS)),
         )
     if answer.get("mathir_version") != version:
         raise InvalidReference(
             f"mathir_version must be {version!r}",
-            f"answer.mathir_version: found {shown(answer.get('mathir_version', MISSING))}, "
-            f"expected {version!r} (for verifier {verifier!r})",
+            field_hint(
+                "answer.mathir_version",
+                answer.get("mathir_version", MISSING),
+                f"{either([version])} (for verifier {either([verifier])})",
+            ),
         )
     bindings = _bindings(answer.get("bindings"))
     symbols = frozenset(bindings) | {"x"}
@@ -167,16 +250,43 @@ def validate_reference(level: int, answer: dict[str, Any]) -> ParsedRef:
     max_steps = _max_steps(answer)
     menu = verifier == MENU_VERIFIER
     actions = _actions(answer.get("actions"), symbols, bindings) if menu else {}
-    if (symbols_of(lhs_tree) | symbols_of(rhs_tree)) - {"x"} != frozenset(bindings):
-        raise InvalidReference("initial equation must use exactly the bound symbols")
+    used = (symbols_of(lhs_tree) | symbols_of(rhs_tree)) - {"x"}
+    if used != frozenset(bindings):
+        # Every symbol the sides use parsed as bound, so the difference is bindings left unused.
+        raise InvalidReference(
+            "initial equation must use exactly the bound symbols",
+            field_hint(
+                "answer.bindings",
+                Said(
+                    f"the binding {_names(frozenset(bindings) - used)}, unused by answer.initial_lhs and answer.initial_rhs"
+                ),
+                f"exactly the symbols the equation uses: {_names(used)}",
+            ),
+        )
     lhs = normalise_tree(lhs_tree)
     rhs = normalise_tree(rhs_tree)
     if lhs is None or rhs is None:
-        raise InvalidReference("initial equation is not representable after normalisation")
+        where, tree = ("initial_lhs", lhs_tree) if lhs is None else ("initial_rhs", rhs_tree)
+        raise InvalidReference(
+            "initial equation is not representable after normalisation",
+            field_hint(
+                f"answer.{where}",
+                Said(f"{shown(answer[where])}, which cancels to a form holding {_unrepresentable(tree)}"),
+                "a side whose cancelled form is a sum or product of x, the bound symbols, rationals and "
+                "reciprocals (no power other than -1, no division by zero)",
+            ),
+        )
     try:
         solution = target(lhs[0], rhs[0], bindings)
     except NoTarget as exc:
-        raise InvalidReference(str(exc)) from None
+        raise InvalidReference(
+            str(exc),
+            field_hint(
+                "answer.initial_lhs and answer.initial_rhs",
+                Said(f"{answer['initial_lhs']} = {answer['initial_rhs']} ({exc} under answer.bindings)"),
+                "an equation linear in x, x in no denominator, with a nonzero x coefficient and a rational solution",
+            ),
+        ) from None
     return ParsedRef(
         menu=menu,
         prefix=f"mathir:{version}:",

@@ -18,7 +18,7 @@ from decimal import Context, Decimal, InvalidOperation, Overflow
 from types import MappingProxyType
 from typing import Any, Final
 
-from modebench.domains._protocol import MISSING, InvalidReference, shown
+from modebench.domains._protocol import MISSING, InvalidReference, Said, either, field_hint, several, shown
 
 VERIFIER: Final = "pantry_plan"
 VERSION: Final = "pantry-v1"
@@ -99,48 +99,81 @@ class PantryRef:
     forbidden_tags: frozenset[str]
 
 
-def _integer(value: Any, label: str, low: int, high: int) -> int:
+def _integer(value: Any, label: str, low: int, high: int, path: str | None = None, bounds: str = "") -> int:
+    """A JSON integer in ``low..high``; ``path`` (default ``answer.<label>``) and ``bounds`` (where
+    the limits come from) are for the hint only."""
     # JSON integers only: bools and integral floats such as 150.0 are rejected.
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidReference(
-            f"{label} must be an integer", f"answer.{label}: found {shown(value)}, expected an integer"
+            f"{label} must be an integer",
+            field_hint(path or f"answer.{label}", value, f"an integer from {low} to {high}{bounds}"),
         )
     if not low <= value <= high:
         raise InvalidReference(
             f"{label} is outside [{low}, {high}]",
-            f"answer.{label}: found {value}, expected an integer from {low} to {high}",
+            field_hint(path or f"answer.{label}", value, f"an integer from {low} to {high}{bounds}"),
         )
     return value
 
 
-def to_decimal(value: Any, label: str) -> Decimal:
-    """``Decimal(str(value))`` for a JSON number or string; finite and non-negative."""
-    message = f"{label} must be a nonnegative finite decimal"
+def to_decimal(value: Any, label: str, path: str | None = None) -> Decimal:
+    """``Decimal(str(value))`` for a JSON number or string; finite and non-negative.
+
+    ``path`` (default ``answer.<label>``) names the field in the hint.
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise InvalidReference(message)
+        raise _not_decimal(value, label, path)
     try:
         # A JSON float goes through its shortest repr (0.1 -> "0.1"), as in the reference.
         number = Decimal(str(value))
     except (InvalidOperation, ValueError):
-        raise InvalidReference(message) from None
+        raise _not_decimal(value, label, path) from None
     if not number.is_finite() or number < 0:
-        raise InvalidReference(message)
+        raise _not_decimal(value, label, path)
     return number
 
 
-def _tags(value: Any, label: str) -> frozenset[str]:
+def _not_decimal(value: Any, label: str, path: str | None) -> InvalidReference:
+    # Built only on failure: to_decimal runs for every attribute of every row.
+    return InvalidReference(
+        f"{label} must be a nonnegative finite decimal",
+        field_hint(
+            path or f"answer.{label}",
+            value,
+            'a nonnegative finite decimal: a JSON number or a decimal string such as "12.5"',
+        ),
+    )
+
+
+_TAG_RULE = "a lower-case letter, then up to 31 of a-z, 0-9, _ or -"
+
+
+def _tags(value: Any, label: str, path: str) -> frozenset[str]:
     if not isinstance(value, list):
-        raise InvalidReference(f"{label} must be a list")
+        raise InvalidReference(
+            f"{label} must be a list", field_hint(path, value, 'a list of tags such as ["nut", "dairy"]')
+        )
     if len(value) > MAX_TAGS:
-        raise InvalidReference(f"{label} has too many tags")
-    seen: set[str] = set()
-    for raw in value:
+        raise InvalidReference(
+            f"{label} has too many tags",
+            field_hint(path, several(len(value), "tag", "tags"), f"at most {MAX_TAGS}"),
+        )
+    seen: dict[str, int] = {}
+    for index, raw in enumerate(value):
         tag = str(raw)
         if not TAG_RE.fullmatch(tag):
-            raise InvalidReference(f"{label} contains invalid tag {tag!r}")
+            raise InvalidReference(
+                f"{label} contains invalid tag {tag!r}",
+                field_hint(f"{path}[{index}]", raw, f"a tag: {_TAG_RULE}"),
+            )
         if tag in seen:
-            raise InvalidReference(f"{label} contains duplicate tag {tag!r}")
-        seen.add(tag)
+            raise InvalidReference(
+                f"{label} contains duplicate tag {tag!r}",
+                field_hint(
+                    f"{path}[{index}]", Said(f"{shown(raw)}, as in {path}[{seen[tag]}]"), "distinct tags"
+                ),
+            )
+        seen[tag] = index
     return frozenset(seen)
 
 
@@ -154,53 +187,137 @@ class _RawRow:
     tags: frozenset[str]
 
 
-def _row(index: int, raw: Any, seen: set[str]) -> _RawRow:
+def _row(index: int, raw: Any, seen: dict[str, int]) -> _RawRow:
+    where = f"answer.ingredients[{index}]"
     if not isinstance(raw, dict):
-        raise InvalidReference(f"ingredient {index} must be an object")
+        raise InvalidReference(
+            f"ingredient {index} must be an object",
+            field_hint(where, raw, 'an ingredient object such as {"id": "oats", "available_g": 100, …}'),
+        )
     ident = str(raw.get("id", ""))
     if not ID_RE.fullmatch(ident):
-        raise InvalidReference(f"ingredient {index} has an invalid id")
+        raise InvalidReference(
+            f"ingredient {index} has an invalid id",
+            field_hint(
+                f"{where}.id",
+                raw.get("id", MISSING),
+                'a string: a lower-case letter, then up to 31 of a-z, 0-9 or _, such as "oats"',
+            ),
+        )
     if ident in seen:
-        raise InvalidReference(f"duplicate ingredient id {ident!r}")
-    seen.add(ident)
-    available = _integer(raw.get("available_g"), f"{ident}.available_g", 1, MAX_GRAMS)
-    step = _integer(raw.get("step_g"), f"{ident}.step_g", 1, 1000)
-    minimum = _integer(raw.get("min_if_used_g"), f"{ident}.min_if_used_g", step, available)
+        raise InvalidReference(
+            f"duplicate ingredient id {ident!r}",
+            field_hint(
+                f"{where}.id", Said(f"{shown(ident)}, as in answer.ingredients[{seen[ident]}]"), "a unique id"
+            ),
+        )
+    seen[ident] = index
+    available = _integer(
+        raw.get("available_g", MISSING), f"{ident}.available_g", 1, MAX_GRAMS, f"{where}.available_g"
+    )
+    step = _integer(raw.get("step_g", MISSING), f"{ident}.step_g", 1, 1000, f"{where}.step_g")
+    minimum = _integer(
+        raw.get("min_if_used_g", MISSING),
+        f"{ident}.min_if_used_g",
+        step,
+        available,
+        f"{where}.min_if_used_g",
+        " (from step_g to available_g)",
+    )
     if available % step or minimum % step:
-        raise InvalidReference(f"{ident} availability and minimum must align to step_g")
-    attributes = raw.get("attributes_per_100g")
+        raise InvalidReference(
+            f"{ident} availability and minimum must align to step_g",
+            field_hint(
+                where,
+                Said(f"available_g {available} and min_if_used_g {minimum} with step_g {step}"),
+                f"available_g and min_if_used_g both multiples of step_g ({step})",
+            ),
+        )
+    attributes = raw.get("attributes_per_100g", MISSING)
     if not isinstance(attributes, dict) or not attributes:
-        raise InvalidReference(f"{ident}.attributes_per_100g must be a nonempty object")
+        raise InvalidReference(
+            f"{ident}.attributes_per_100g must be a nonempty object",
+            field_hint(
+                f"{where}.attributes_per_100g",
+                attributes,
+                'a nonempty object of values per 100 g such as {"energy_kcal": "380", "protein_g": "13"}',
+            ),
+        )
     values: dict[str, Decimal] = {}
     for name, value in attributes.items():
         if name not in ATTRIBUTES:
-            raise InvalidReference(f"{ident} has unsupported attribute {name!r}")
-        values[name] = to_decimal(value, f"{ident}.attributes_per_100g.{name}")
-    tags = _tags(raw.get("tags", []), f"{ident}.tags")
+            raise InvalidReference(
+                f"{ident} has unsupported attribute {name!r}",
+                field_hint(
+                    f"{where}.attributes_per_100g",
+                    Said(f"the attribute {shown(name)}"),
+                    f"attributes among {', '.join(ATTRIBUTES)}",
+                ),
+            )
+        values[name] = to_decimal(
+            value, f"{ident}.attributes_per_100g.{name}", f"{where}.attributes_per_100g.{name}"
+        )
+    tags = _tags(raw.get("tags", []), f"{ident}.tags", f"{where}.tags")
     return _RawRow(ident, available, step, minimum, values, tags)
 
 
 def _targets(value: Any, rows: list[_RawRow]) -> dict[str, tuple[Decimal | None, Decimal | None]]:
     if not isinstance(value, dict) or not value:
-        raise InvalidReference("targets must be a nonempty object")
+        raise InvalidReference(
+            "targets must be a nonempty object",
+            field_hint(
+                "answer.targets",
+                value,
+                'a nonempty object such as {"mass_g": {"min": 100, "max": 150}, "protein_g": {"min": "15"}}',
+            ),
+        )
     out: dict[str, tuple[Decimal | None, Decimal | None]] = {}
     for name, bounds in value.items():
+        where = f"answer.targets.{name}"
         if name not in TARGET_NAMES:
-            raise InvalidReference(f"unsupported target attribute {name!r}")
+            raise InvalidReference(
+                f"unsupported target attribute {name!r}",
+                field_hint(
+                    "answer.targets",
+                    Said(f"the attribute {shown(name)}"),
+                    f"mass_g or attributes among {', '.join(ATTRIBUTES)}",
+                ),
+            )
         if not isinstance(bounds, dict):
-            raise InvalidReference(f"target {name!r} must be an object")
+            raise InvalidReference(
+                f"target {name!r} must be an object",
+                field_hint(where, bounds, 'an object with "min", "max" or both, such as {"min": "15"}'),
+            )
         if not set(bounds) <= {"min", "max"}:
-            raise InvalidReference(f"target {name!r} has unknown bounds")
+            unknown = sorted(set(bounds) - {"min", "max"})
+            raise InvalidReference(
+                f"target {name!r} has unknown bounds",
+                field_hint(
+                    where, Said(f"the bound {', '.join(map(shown, unknown))}"), 'only "min" and "max"'
+                ),
+            )
         if not bounds:
-            raise InvalidReference(f"target {name!r} has no bound")
-        low = to_decimal(bounds["min"], f"targets.{name}.min") if "min" in bounds else None
-        high = to_decimal(bounds["max"], f"targets.{name}.max") if "max" in bounds else None
+            raise InvalidReference(
+                f"target {name!r} has no bound", field_hint(where, bounds, '"min", "max" or both')
+            )
+        low = to_decimal(bounds["min"], f"targets.{name}.min", f"{where}.min") if "min" in bounds else None
+        high = to_decimal(bounds["max"], f"targets.{name}.max", f"{where}.max") if "max" in bounds else None
         if low is not None and high is not None and low > high:
-            raise InvalidReference(f"target {name!r} has min greater than max")
+            raise InvalidReference(
+                f"target {name!r} has min greater than max",
+                field_hint(where, Said(f"min {low} and max {high}"), "min at most max"),
+            )
         if name != MASS:
-            for row in rows:
+            for index, row in enumerate(rows):
                 if name not in row.attributes:
-                    raise InvalidReference(f"ingredient {row.id!r} lacks target attribute {name!r}")
+                    raise InvalidReference(
+                        f"ingredient {row.id!r} lacks target attribute {name!r}",
+                        field_hint(
+                            f"answer.ingredients[{index}].attributes_per_100g.{name}",
+                            MISSING,
+                            f"a value, since answer.targets has {shown(name)}",
+                        ),
+                    )
         out[name] = (low, high)
     return out
 
@@ -210,36 +327,53 @@ def validate_reference(level: int, answer: dict[str, Any]) -> PantryRef:
     if answer.get("verifier") != VERIFIER:
         raise InvalidReference(
             "verifier must be pantry_plan",
-            f"answer.verifier: found {shown(answer.get('verifier', MISSING))}, expected {VERIFIER!r}",
+            field_hint("answer.verifier", answer.get("verifier", MISSING), either([VERIFIER])),
         )
     if answer.get("pantry_version") != VERSION:
         raise InvalidReference(
             "unsupported PantryPlan version",
-            f"answer.pantry_version: found {shown(answer.get('pantry_version', MISSING))}, expected {VERSION!r}",
+            field_hint("answer.pantry_version", answer.get("pantry_version", MISSING), either([VERSION])),
         )
     ingredients = answer.get("ingredients")
     if not isinstance(ingredients, list) or not MIN_ROWS <= len(ingredients) <= MAX_ROWS:
-        found = (
-            f"{len(ingredients)} objects"
-            if isinstance(ingredients, list)
-            else shown(answer.get("ingredients", MISSING))
-        )
         raise InvalidReference(
             f"ingredients must be a list of {MIN_ROWS} to {MAX_ROWS} objects",
-            f"answer.ingredients: found {found}, expected a list of {MIN_ROWS} to {MAX_ROWS} ingredient objects",
+            field_hint(
+                "answer.ingredients",
+                several(len(ingredients), "object", "objects")
+                if isinstance(ingredients, list)
+                else answer.get("ingredients", MISSING),
+                f"a list of {MIN_ROWS} to {MAX_ROWS} ingredient objects",
+            ),
         )
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     rows = [_row(index, raw, seen) for index, raw in enumerate(ingredients)]
     count = len(rows)
-    min_count = _integer(answer.get("min_ingredients"), "min_ingredients", 1, count)
-    max_count = _integer(answer.get("max_ingredients"), "max_ingredients", min_count, count)
-    _integer(answer.get("certified_mode_count"), "certified_mode_count", 2, 1_000_000)
-    forbidden = _tags(answer.get("forbidden_tags", []), "forbidden_tags")
-    targets = _targets(answer.get("targets"), rows)
+    min_count = _integer(
+        answer.get("min_ingredients", MISSING),
+        "min_ingredients",
+        1,
+        count,
+        bounds=" (the number of ingredients)",
+    )
+    max_count = _integer(
+        answer.get("max_ingredients", MISSING),
+        "max_ingredients",
+        min_count,
+        count,
+        bounds=" (from min_ingredients to the number of ingredients)",
+    )
+    _integer(answer.get("certified_mode_count", MISSING), "certified_mode_count", 2, 1_000_000)
+    forbidden = _tags(answer.get("forbidden_tags", []), "forbidden_tags", "answer.forbidden_tags")
+    targets = _targets(answer.get("targets", MISSING), rows)
     if level == 1 and count != LEVEL1_ROWS:
         raise InvalidReference(
             "Level 1 Pantry requires exactly six ingredients for its support mask",
-            f"answer.ingredients: found {count} ingredients, expected 6 at level 1",
+            field_hint(
+                "answer.ingredients",
+                several(count, "ingredient", "ingredients"),
+                f"exactly {LEVEL1_ROWS} at level 1",
+            ),
         )
     return _build(rows, min_count, max_count, forbidden, targets)
 

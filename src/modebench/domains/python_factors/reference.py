@@ -7,11 +7,12 @@ only tuples.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from modebench.domains._protocol import MISSING, InvalidReference, shown
+from modebench.domains._protocol import MISSING, InvalidReference, Said, either, field_hint
 
 VERIFIER = "python_factor_function"
 PYTHON_VERSION = "factor-v1"
@@ -40,48 +41,80 @@ def mode_count(cases: tuple[int, ...] | list[int]) -> int:
     return total
 
 
+def _single_mode_hint(cases: list[int]) -> str:
+    """Why a task has fewer than two valid answers: a prime input (none), else no input with a choice."""
+    primes = [index for index, value in enumerate(cases) if not proper_divisors(value)]
+    if primes:
+        return field_hint(
+            f"answer.cases[{primes[0]}]",
+            Said(f"{cases[primes[0]]}, a prime (no proper divisor, so no valid answer)"),
+            "a composite input such as 6",
+        )
+    return field_hint(
+        "answer.cases",
+        Said(f"{json.dumps(cases)}, each with one proper divisor (one valid answer)"),
+        "at least one input with two or more proper divisors, such as 6 (2 or 3)",
+    )
+
+
 def validate_reference(level: int, answer: dict[str, Any]) -> FactorReference:
     """Apply the domain checks in the contract's order; the level does not matter for this domain."""
     del level
     if answer.get("verifier") != VERIFIER:
         raise InvalidReference(
             "wrong Python ModeBench verifier",
-            f"answer.verifier: found {shown(answer.get('verifier', MISSING))}, expected {VERIFIER!r}",
+            field_hint("answer.verifier", answer.get("verifier", MISSING), either([VERIFIER])),
         )
     if answer.get("python_version") != PYTHON_VERSION:
         raise InvalidReference(
             "unsupported Python ModeBench version",
-            f"answer.python_version: found {shown(answer.get('python_version', MISSING))}, "
-            f"expected {PYTHON_VERSION!r}",
+            field_hint(
+                "answer.python_version", answer.get("python_version", MISSING), either([PYTHON_VERSION])
+            ),
         )
     cases = answer.get("cases")
     if not isinstance(cases, list) or not MIN_CASES <= len(cases) <= MAX_CASES:
         raise InvalidReference(
             "cases must contain between two and eight inputs",
-            f"answer.cases: found {shown(answer.get('cases', MISSING))}, expected a list of "
-            f"{MIN_CASES} to {MAX_CASES} integers such as [6, 10, 15]",
+            field_hint(
+                "answer.cases",
+                answer.get("cases", MISSING),
+                f"a list of {MIN_CASES} to {MAX_CASES} integers such as [6, 10, 15]",
+            ),
         )
     # JSON true/false decode to bool, a subclass of int: reject them explicitly; 10.0 is a float.
-    wrong = [value for value in cases if not isinstance(value, int) or isinstance(value, bool)]
+    wrong = [
+        index for index, value in enumerate(cases) if not isinstance(value, int) or isinstance(value, bool)
+    ]
     if wrong:
         raise InvalidReference(
-            "case inputs must be integers", f"answer.cases: found {shown(wrong[0])}, expected an integer"
+            "case inputs must be integers",
+            field_hint(f"answer.cases[{wrong[0]}]", cases[wrong[0]], "an integer (not 6.0, not true)"),
         )
     if len(set(cases)) != len(cases):
-        repeated = next(value for value in cases if cases.count(value) > 1)
+        first = {}
+        for index, value in enumerate(cases):
+            if value in first:
+                break
+            first[value] = index
         raise InvalidReference(
-            "case inputs must be unique", f"answer.cases: found {repeated} twice, expected distinct inputs"
+            "case inputs must be unique",
+            field_hint(
+                f"answer.cases[{index}]",
+                Said(f"{value}, as in answer.cases[{first[value]}]"),
+                "distinct inputs",
+            ),
         )
-    outside = [value for value in cases if not MIN_INPUT <= value <= MAX_INPUT]
+    outside = [index for index, value in enumerate(cases) if not MIN_INPUT <= value <= MAX_INPUT]
     if outside:
         raise InvalidReference(
             "case inputs are outside the bounded domain",
-            f"answer.cases: found {outside[0]}, expected inputs from {MIN_INPUT} to {MAX_INPUT}",
+            field_hint(
+                f"answer.cases[{outside[0]}]",
+                cases[outside[0]],
+                f"an integer from {MIN_INPUT} to {MAX_INPUT}",
+            ),
         )
     if mode_count(cases) < 2:
-        raise InvalidReference(
-            "task does not have multiple valid modes",
-            f"answer.cases: found {shown(cases)} with {mode_count(cases)} valid answers, expected "
-            "at least two (every input composite, one with two or more proper divisors)",
-        )
+        raise InvalidReference("task does not have multiple valid modes", _single_mode_hint(cases))
     return FactorReference(cases=tuple(cases))

@@ -1,0 +1,82 @@
+"""Compare the reference-error messages of tests/domains/reference_hints.json with ModeBench 0.4.0.
+
+Usage (from the repository root)::
+
+    python ops/reference_errors_vs_040.py --reference-python /path/to/venv-with-modebench-0.4.0/bin/python
+
+Every case of the file that runs through the public path (``validation.validate_reference``) is
+replayed by the given interpreter; the script prints one line per case whose 0.4.0 message
+differs from the recorded one and a count at the end. It exits 0 either way: differences in the
+wording of invalid-reference diagnostics are known (``docs/fidelity.md``) and this is a report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+CASES = Path(__file__).resolve().parents[1] / "tests" / "domains" / "reference_hints.json"
+
+# Runs inside the 0.4.0 interpreter: reads the cases on stdin, prints each message as JSON.
+_REPLAY = r"""
+import copy, json, sys
+from modebench.validation import validate_reference
+data = json.load(sys.stdin)
+def edited(case):
+    answer = copy.deepcopy(data["bases"].get(case["domain"], data["bases"]["countdown"]))
+    for op, path, *value in case["edits"]:
+        if not path:
+            answer = value[0]
+            continue
+        parent = answer
+        for step in path[:-1]:
+            parent = parent[step]
+        if op == "del":
+            del parent[path[-1]]
+        elif op == "pad":
+            parent[path[-1]] = "x" * value[0]
+        else:
+            parent[path[-1]] = value[0]
+    return answer
+for case in data["cases"]:
+    if case["path"] != "public":
+        continue
+    try:
+        validate_reference(case["level"], case["domain"], edited(case))
+        message = None
+    except Exception as exc:
+        message = str(exc)
+    print(json.dumps({"id": case["id"], "message": message}))
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reference-python", required=True, help="python of a venv with modebench 0.4.0")
+    args = parser.parse_args(argv)
+    data = json.loads(CASES.read_text(encoding="utf-8"))
+    replayed = subprocess.run(
+        [args.reference_python, "-c", _REPLAY],
+        input=json.dumps(data),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd="/",  # never import this checkout's modebench
+    )
+    recorded = {case["id"]: case["detail"] for case in data["cases"]}
+    differ = 0
+    lines = replayed.stdout.splitlines()
+    for line in lines:
+        case = json.loads(line)
+        if case["message"] != recorded[case["id"]]:
+            differ += 1
+            print(f"{case['id']}: ours {recorded[case['id']]!r}; 0.4.0 {case['message']!r}")
+    print(f"{len(lines) - differ} of {len(lines)} messages are 0.4.0's; {differ} differ")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
