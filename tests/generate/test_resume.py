@@ -105,3 +105,33 @@ def test_ledger_commits_groups_within_the_flush_interval(tmp_path: Path) -> None
     ledger.record([Draw("b", 0, 1, False, "", error="HTTP 500")])
     ledger.close()  # Ctrl-C and errors close the ledger: nothing that arrived is lost
     assert _recorded(path) == FLUSH_DRAWS + 2
+
+
+def test_sigkill_of_a_sharded_run_stops_its_shards_and_resumes(endpoint: Any, tmp_path: Path) -> None:
+    # Shards are forked from a fork server, not from the killed process: they must notice its death
+    # through multiprocessing's handle on it, stop sending, and leave a ledger that resumes.
+    server = endpoint(delay=0.01)
+    tasks = _tasks(tmp_path / "tasks.jsonl", 40)
+    clean, killed = tmp_path / "clean", tmp_path / "killed"
+    clean.mkdir()
+    killed.mkdir()
+    subprocess.run(_command(clean, tasks, server.base_url), check=True, capture_output=True, timeout=300)
+    sharded = [*_command(killed, tasks, server.base_url), "--processes", "2", "--concurrency", "4"]
+    process = subprocess.Popen(sharded, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while _recorded(killed / "out.ledger.sqlite") < 30:
+        assert process.poll() is None, "generation finished before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    time.sleep(2)  # a shard checks on its parent every half second
+    sent = len(server.requests())
+    time.sleep(1.5)
+    assert len(server.requests()) == sent, "a shard kept sending after its parent was killed"
+    assert sent < 2 * DRAWS
+
+    resumed = subprocess.run(sharded, capture_output=True, timeout=300, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    for name in ("out.jsonl", "out.run.json", "out.draws.jsonl"):
+        assert (killed / name).read_bytes() == (clean / name).read_bytes(), name

@@ -12,6 +12,7 @@ import asyncio
 import importlib
 import importlib.util
 import json
+import multiprocessing
 import os
 import time
 from collections.abc import Callable
@@ -27,6 +28,20 @@ __all__ = ["TICK_SECONDS", "EndpointError", "OnResult", "Stats", "Tick", "send_a
 
 #: Statuses that say the endpoint refuses this whole run, not one draw.
 FATAL_STATUSES = (401, 403, 404)
+#: The client's telemetry headers (its platform and runtime), left out through its own
+#: ``default_headers`` option: every header is normalised, merged, validated and copied several
+#: times per request on its way through the client, so these seven cost about a tenth of the
+#: client's per-request work (docs/generate.md); some OpenAI-compatible gateways even refuse
+#: them. The retry-count and read-timeout headers stay.
+TELEMETRY_HEADERS = (
+    "X-Stainless-Lang",
+    "X-Stainless-Package-Version",
+    "X-Stainless-OS",
+    "X-Stainless-Arch",
+    "X-Stainless-Runtime",
+    "X-Stainless-Runtime-Version",
+    "X-Stainless-Async",
+)
 
 
 class EndpointError(InputError):
@@ -100,11 +115,14 @@ async def _send_all(
 ) -> None:
     client = _client(settings, api_key)
     response_type = _response_type()
+    # The endpoint's absolute URL, joined once: a relative path is parsed and joined to the base
+    # URL again on every request (the client's base URL always ends with a slash).
+    url = str(client.base_url) + ("chat/completions" if settings.api == "chat" else "completions")
     pending = iter(requests)  # shared by the workers: each takes the next request in plan order
 
     async def worker() -> None:
         for request in pending:
-            on_result(await _send(client, response_type, settings, prompts[request.prompt], request))
+            on_result(await _send(client, response_type, url, settings, prompts[request.prompt], request))
 
     async with client:
         workers = [asyncio.ensure_future(worker()) for _ in range(min(settings.concurrency, len(requests)))]
@@ -127,10 +145,13 @@ async def _tick(tick: Tick) -> None:
 
 
 async def _watch(parent: int) -> None:
-    """A shard process outlives a killed parent only by half a second (nothing would read it)."""
+    """A shard process outlives a killed parent only by half a second (nothing would read it).
+    A shard forked by a fork server is that server's child, so the parent that started it is
+    watched through multiprocessing's handle on it where there is one."""
+    started_by = multiprocessing.parent_process()
     while True:
         await asyncio.sleep(0.5)
-        if os.getppid() != parent:
+        if not started_by.is_alive() if started_by is not None else os.getppid() != parent:
             os._exit(1)
 
 
@@ -152,6 +173,9 @@ def _client(settings: GenerationSettings, api_key: str) -> Any:
         max_retries=settings.max_retries,
         timeout=settings.timeout,
         http_client=http_client,
+        # ``Omit`` removes a default header (the client's own Organization/Project headers use it);
+        # the option is typed as strings only.
+        default_headers=cast(dict[str, str], {name: openai.Omit() for name in TELEMETRY_HEADERS}),
     )
 
 
@@ -171,15 +195,15 @@ def _response_type() -> type:
 
 
 async def _send(
-    client: Any, response_type: type, settings: GenerationSettings, prompt: Prompt, request: Request
+    client: Any, response_type: type, url: str, settings: GenerationSettings, prompt: Prompt, request: Request
 ) -> list[Draw]:
     import openai
 
     body: dict[str, Any] = {"model": settings.model, **settings.sampling()}
     if settings.api == "chat":
-        path, body["messages"] = "/chat/completions", prompt.messages
+        body["messages"] = prompt.messages
     else:
-        path, body["prompt"] = "/completions", chatml_prompt(prompt.messages)
+        body["prompt"] = chatml_prompt(prompt.messages)
     if request.count > 1:
         body["n"] = request.count
     if request.seed is not None:
@@ -188,7 +212,7 @@ async def _send(
         # The client's low-level post: same retries, backoff, retry-after and timeout as
         # ``chat.completions.create``, without re-walking the typed parameters on every call
         # (half the client's CPU per request at high concurrency; docs/generate.md).
-        raw = await client.post(path, body=body, cast_to=response_type)
+        raw = await client.post(url, body=body, cast_to=response_type)
         reply = json.loads(raw.content)
     except openai.APIStatusError as exc:
         if exc.status_code in FATAL_STATUSES:
