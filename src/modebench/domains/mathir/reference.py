@@ -80,7 +80,7 @@ def _binding_value(name: str, raw: Any) -> Fraction:
             except ValueError:  # digit-count limit of int()
                 pass
     raise InvalidReference(
-        f"binding {name!r} must be an integer or an exact rational string",
+        "boolean binding" if isinstance(raw, bool) else "bindings must be exact integers or rational strings",
         field_hint(
             f"answer.bindings.{name}",
             raw,
@@ -92,7 +92,7 @@ def _binding_value(name: str, raw: Any) -> Fraction:
 def _bindings(raw: Any) -> dict[str, Fraction]:
     if not isinstance(raw, dict) or not 1 <= len(raw) <= 6:
         raise InvalidReference(
-            "bindings must be an object with 1..6 entries",
+            "invalid number of bindings" if isinstance(raw, dict) else "missing bindings",
             field_hint(
                 "answer.bindings",
                 several(len(raw), "entry", "entries") if isinstance(raw, dict) else raw,
@@ -103,7 +103,7 @@ def _bindings(raw: Any) -> dict[str, Fraction]:
     for name, value in raw.items():
         if not (isinstance(name, str) and name in BINDING_NAMES):
             raise InvalidReference(
-                f"binding name {name!r} must be one letter a-w, y or z",
+                "binding names must be single lowercase coefficient symbols",
                 field_hint(
                     "answer.bindings",
                     Said(f"the name {shown(name)}"),
@@ -126,35 +126,47 @@ def _grammar(symbols: frozenset[str], nodes: int) -> str:
     )
 
 
-def _side(answer: dict[str, Any], field_name: str, symbols: frozenset[str]) -> Tree:
+def _side_text(answer: dict[str, Any], field_name: str) -> str:
     raw = answer.get(field_name)
-    where = f"answer.{field_name}"
     if not isinstance(raw, str) or not raw.strip():
         raise InvalidReference(
-            f"{field_name} must be a non-empty string",
+            f"answer.{field_name} must be a nonempty string",
             field_hint(
-                where, answer.get(field_name, MISSING), 'an expression string such as "add(div(x,a),b)"'
+                f"answer.{field_name}",
+                answer.get(field_name, MISSING),
+                'an expression string such as "add(div(x,a),b)"',
             ),
         )
+    return raw
+
+
+def _side(answer: dict[str, Any], field_name: str, symbols: frozenset[str]) -> Tree:
+    raw = answer[field_name]
+    where = f"answer.{field_name}"
     try:
         return parse_expr(raw, symbols, REFERENCE_NODE_LIMIT)
     except ExprError as exc:
+        # The contract names the reference grammar's trailing-token error apart from the model's.
+        message = str(exc).replace("trailing expression", "trailing trusted-expression")
         raise InvalidReference(
-            f"{field_name}: {exc}",
+            message,
             field_hint(where, raw, "an expression of " + _grammar(symbols, REFERENCE_NODE_LIMIT)),
         ) from None
 
 
-def _max_steps(answer: dict[str, Any]) -> int:
+def _max_steps(answer: dict[str, Any], upper: bool) -> int:
+    """``max_steps`` is checked twice, as the contract orders it: whether it is a positive integer
+    before the sides and bindings, and (``upper``) whether it is at most 4 after the bindings."""
     if "max_steps" not in answer:
         return DEFAULT_MAX_STEPS
     raw = answer["max_steps"]
-    if not isinstance(raw, int) or isinstance(raw, bool) or not 1 <= raw <= 4:
+    positive = isinstance(raw, int) and not isinstance(raw, bool) and raw >= 1
+    if not positive or (upper and raw > 4):
         raise InvalidReference(
-            "max_steps must be an integer in 1..4",
+            "invalid max_steps" if positive else "answer.max_steps must be a positive integer",
             field_hint("answer.max_steps", raw, "an integer from 1 to 4 (or no such field: 4)"),
         )
-    return raw
+    return int(raw)
 
 
 def command(op: str, arg: Tree, bindings: Mapping[str, Fraction]) -> Command:
@@ -164,7 +176,7 @@ def command(op: str, arg: Tree, bindings: Mapping[str, Fraction]) -> Command:
 def _actions(raw: Any, symbols: frozenset[str], bindings: Mapping[str, Fraction]) -> dict[str, Command]:
     if not isinstance(raw, dict) or not 2 <= len(raw) <= 8:
         raise InvalidReference(
-            "actions must be an object with 2..8 entries",
+            "invalid action menu size" if isinstance(raw, dict) else "missing action menu",
             field_hint(
                 "answer.actions",
                 several(len(raw), "entry", "entries") if isinstance(raw, dict) else raw,
@@ -173,7 +185,7 @@ def _actions(raw: Any, symbols: frozenset[str], bindings: Mapping[str, Fraction]
         )
     if list(raw) != [chr(ord("A") + i) for i in range(len(raw))]:
         raise InvalidReference(
-            "action IDs must be A, B, ... in order",
+            "action IDs must be contiguous and ordered",
             field_hint(
                 "answer.actions",
                 Said(f"the IDs {', '.join(raw)}"),
@@ -186,13 +198,13 @@ def _actions(raw: Any, symbols: frozenset[str], bindings: Mapping[str, Fraction]
         where = f"answer.actions.{action_id}"
         if not isinstance(text, str):
             raise InvalidReference(
-                f"action {action_id} must be a string",
+                "commands must use op(expression) syntax",
                 field_hint(where, text, 'a command string such as "sub(b)"'),
             )
         compact = strip_ws(text)
         if compact in seen:
             raise InvalidReference(
-                f"action {action_id} duplicates another action",
+                "duplicate action semantics",
                 field_hint(
                     where,
                     Said(f"{shown(text)}, the same as action {seen[compact]} once spaces are removed"),
@@ -204,7 +216,7 @@ def _actions(raw: Any, symbols: frozenset[str], bindings: Mapping[str, Fraction]
             ((op, arg),) = parse_free_program(text, symbols, 1)
         except ProgramError as exc:
             raise InvalidReference(
-                f"action {action_id}: {exc}",
+                str(exc),
                 field_hint(
                     where,
                     text,
@@ -225,6 +237,13 @@ def _unrepresentable(tree: Tree) -> str:
     return "a term outside the printable kinds"
 
 
+#: The contract's words for the target failures the reference's own data can produce.
+_NO_TARGET = {
+    "equation is not linear in x": "initial equation is not uniquely linear",
+    "x in a denominator": "initial equation has an x-dependent denominator",
+}
+
+
 def validate_reference(level: int, answer: dict[str, Any]) -> ParsedRef:
     """Domain rules of a MathIR answer object, in the contract's order."""
     verifier = answer.get("verifier")
@@ -236,25 +255,27 @@ def validate_reference(level: int, answer: dict[str, Any]) -> ParsedRef:
         )
     if answer.get("mathir_version") != version:
         raise InvalidReference(
-            f"mathir_version must be {version!r}",
+            "unsupported menu MathIR version" if verifier == MENU_VERIFIER else "unsupported MathIR version",
             field_hint(
                 "answer.mathir_version",
                 answer.get("mathir_version", MISSING),
                 f"{either([version])} (for verifier {either([verifier])})",
             ),
         )
+    _max_steps(answer, upper=False)
+    _side_text(answer, "initial_lhs")
+    _side_text(answer, "initial_rhs")
     bindings = _bindings(answer.get("bindings"))
+    max_steps = _max_steps(answer, upper=True)
     symbols = frozenset(bindings) | {"x"}
     lhs_tree = _side(answer, "initial_lhs", symbols)
     rhs_tree = _side(answer, "initial_rhs", symbols)
-    max_steps = _max_steps(answer)
     menu = verifier == MENU_VERIFIER
-    actions = _actions(answer.get("actions"), symbols, bindings) if menu else {}
     used = (symbols_of(lhs_tree) | symbols_of(rhs_tree)) - {"x"}
     if used != frozenset(bindings):
         # Every symbol the sides use parsed as bound, so the difference is bindings left unused.
         raise InvalidReference(
-            "initial equation must use exactly the bound symbols",
+            "bindings and initial equation symbols disagree",
             field_hint(
                 "answer.bindings",
                 Said(
@@ -268,7 +289,7 @@ def validate_reference(level: int, answer: dict[str, Any]) -> ParsedRef:
     if lhs is None or rhs is None:
         where, tree = ("initial_lhs", lhs_tree) if lhs is None else ("initial_rhs", rhs_tree)
         raise InvalidReference(
-            "initial equation is not representable after normalisation",
+            f"normalizer produced unsupported expression {_unrepresentable(tree)}",
             field_hint(
                 f"answer.{where}",
                 Said(f"{shown(answer[where])}, which cancels to a form holding {_unrepresentable(tree)}"),
@@ -280,13 +301,15 @@ def validate_reference(level: int, answer: dict[str, Any]) -> ParsedRef:
         solution = target(lhs[0], rhs[0], bindings)
     except NoTarget as exc:
         raise InvalidReference(
-            str(exc),
+            _NO_TARGET.get(str(exc), str(exc)),
             field_hint(
                 "answer.initial_lhs and answer.initial_rhs",
                 Said(f"{answer['initial_lhs']} = {answer['initial_rhs']} ({exc} under answer.bindings)"),
                 "an equation linear in x, x in no denominator, with a nonzero x coefficient and a rational solution",
             ),
         ) from None
+    # The menu is checked last, once the equation itself is known to be sound (the contract's order).
+    actions = _actions(answer.get("actions"), symbols, bindings) if menu else {}
     return ParsedRef(
         menu=menu,
         prefix=f"mathir:{version}:",

@@ -122,21 +122,23 @@ def to_decimal(value: Any, label: str, path: str | None = None) -> Decimal:
     ``path`` (default ``answer.<label>``) names the field in the hint.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise _not_decimal(value, label, path)
+        raise _not_decimal(value, label, path, "finite decimal")
     try:
         # A JSON float goes through its shortest repr (0.1 -> "0.1"), as in the reference.
         number = Decimal(str(value))
     except (InvalidOperation, ValueError):
-        raise _not_decimal(value, label, path) from None
+        raise _not_decimal(value, label, path, "finite decimal") from None
     if not number.is_finite() or number < 0:
-        raise _not_decimal(value, label, path)
+        raise _not_decimal(value, label, path, "nonnegative finite decimal")
     return number
 
 
-def _not_decimal(value: Any, label: str, path: str | None) -> InvalidReference:
-    # Built only on failure: to_decimal runs for every attribute of every row.
+def _not_decimal(value: Any, label: str, path: str | None, what: str) -> InvalidReference:
+    # Built only on failure: to_decimal runs for every attribute of every row. The contract says
+    # "finite decimal" for a value that is no number at all, "nonnegative finite decimal" for a
+    # number that is infinite, NaN or negative; the hint is the same for both.
     return InvalidReference(
-        f"{label} must be a nonnegative finite decimal",
+        f"{label} must be a {what}",
         field_hint(
             path or f"answer.{label}",
             value,
@@ -151,11 +153,12 @@ _TAG_RULE = "a lower-case letter, then up to 31 of a-z, 0-9, _ or -"
 def _tags(value: Any, label: str, path: str) -> frozenset[str]:
     if not isinstance(value, list):
         raise InvalidReference(
-            f"{label} must be a list", field_hint(path, value, 'a list of tags such as ["nut", "dairy"]')
+            f"{label} must be a bounded tag list",
+            field_hint(path, value, 'a list of tags such as ["nut", "dairy"]'),
         )
     if len(value) > MAX_TAGS:
         raise InvalidReference(
-            f"{label} has too many tags",
+            f"{label} must be a bounded tag list",
             field_hint(path, several(len(value), "tag", "tags"), f"at most {MAX_TAGS}"),
         )
     seen: dict[str, int] = {}
@@ -236,7 +239,7 @@ def _row(index: int, raw: Any, seen: dict[str, int]) -> _RawRow:
     attributes = raw.get("attributes_per_100g", MISSING)
     if not isinstance(attributes, dict) or not attributes:
         raise InvalidReference(
-            f"{ident}.attributes_per_100g must be a nonempty object",
+            f"{ident}.attributes_per_100g must be nonempty",
             field_hint(
                 f"{where}.attributes_per_100g",
                 attributes,
@@ -337,7 +340,7 @@ def validate_reference(level: int, answer: dict[str, Any]) -> PantryRef:
     ingredients = answer.get("ingredients")
     if not isinstance(ingredients, list) or not MIN_ROWS <= len(ingredients) <= MAX_ROWS:
         raise InvalidReference(
-            f"ingredients must be a list of {MIN_ROWS} to {MAX_ROWS} objects",
+            f"ingredients must contain between {MIN_ROWS} and {MAX_ROWS} rows",
             field_hint(
                 "answer.ingredients",
                 several(len(ingredients), "object", "objects")
