@@ -34,6 +34,8 @@ MAX_LINE_BYTES = 65_536
 #: Raw input bytes per ``prepare`` request.
 MAX_REQUEST_LINES_BYTES = 1 << 20
 _ENCODE = json.JSONEncoder(allow_nan=False).encode
+#: Parsed references by (level, domain, answer), shared by every request this worker serves.
+_REFERENCES: dict[tuple[int, str, str], tuple[dict[str, Any], str]] = {}
 _DECODE = json.JSONDecoder().decode
 
 
@@ -113,8 +115,10 @@ def prepare_lines(
         raise ValueError("reference refused")  # the parent reports it, in process
 
     # One preflight serves the request: its duplicate set and counts are never read (the
-    # parent owns those), and its reference cache keeps each distinct answer's parsed form.
+    # parent owns those). Its reference cache is the worker's, kept across requests as the
+    # parent's lasts a whole preflight (bounded by the same size: a cache, so memory stays flat).
     preflight = Preflight(Options(run=run), validate=validate, seen=_Unclaimed())
+    preflight._references = _REFERENCES
 
     for entry in lines:
         reply: list[Any] | None = None
