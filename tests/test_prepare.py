@@ -4,6 +4,7 @@ anything else is left to the parent, and a run's receipt, journal and errors do 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -127,3 +128,18 @@ def test_errors_are_the_in_process_errors(
     messages.add(_error(tmp_path, records, 1))
     assert len(messages) == 1
     assert expected in messages.pop()
+
+
+@pytest.mark.parametrize("fault", ["slow", "memory", "exit"])
+def test_a_hostile_reference_is_contained_in_the_worker(fault: str) -> None:
+    """A reference that times out, exhausts memory or kills the worker costs that worker only:
+    the parent gets no replies (and prepares those lines itself), the next request a fresh one."""
+    from modebench.verifier_worker import FAULT_ENV, FAULT_TEXT
+
+    hostile = json.dumps({**_record(0, "countdown"), "answer": FAULT_TEXT})
+    clean = json.dumps(_record(1, "countdown"))
+    with BoundedWorker(env={**os.environ, FAULT_ENV: fault}) as worker:
+        assert worker.lines(_prepare.request_line(RUN, [(1, clean), (2, hostile), (3, clean)]), 3) is None
+        replies = worker.lines(_prepare.request_line(RUN, [(1, clean)]), 1)
+        assert replies is not None and replies[0] is not None
+        assert worker.starts == 2
