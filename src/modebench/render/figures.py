@@ -6,12 +6,18 @@ with units, and a title saying what is compared. The SVG keeps text as text
 (``svg.fonttype = 'none'``: small, searchable, no embedded fonts), has no external references,
 carries a ``<title>`` as its text alternative, and gets a per-figure id salt so that several
 figures on one page never share an element id.
+
+Speed (a page draws tens of panels): every figure has fixed geometry (no layout engine, which
+draws a figure twice), fixed tick positions, and no tick marks (the grid carries the reference);
+curves over k are drawn as small multiples, one figure per metric with a panel per cell whose
+axes are drawn once and reused for every metric (only the data and the y scale change).
 """
 
 from __future__ import annotations
 
 import html
 import io
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,9 +29,10 @@ from modebench.validation import InputError
 __all__ = [
     "PALETTE",
     "STATUS_COLOURS",
+    "Grid",
     "Series",
     "StepSeries",
-    "curves_svg",
+    "grids_svg",
     "differences_svg",
     "retention_svg",
     "status_svg",
@@ -83,27 +90,47 @@ class StepSeries:
     values: Sequence[float | None]
 
 
-def _figure(width: float, height: float, columns: int = 1, *, fixed: bool = False) -> tuple[Any, Any]:
-    """A bare figure; ``fixed`` margins skip constrained layout, which costs most of a draw."""
+@dataclass(frozen=True)
+class Grid:
+    """One small-multiples figure: a panel per cell (``panels`` follows the panel titles)."""
+
+    title: str
+    ylabel: str
+    alt: str
+    panels: Sequence[Sequence[Series]]
+    probability: bool  # the y axis spans 0 to 1; otherwise 0 to the largest value shown
+
+
+def _figure_class() -> Any:
     try:
         from matplotlib.figure import Figure
     except ImportError:
         raise InputError(PLOT_EXTRA_MESSAGE) from None
-    figure = Figure(figsize=(width, height), layout=None if fixed else "constrained")
-    if fixed:
-        figure.subplots_adjust(left=0.1, right=0.98, bottom=0.17, top=0.8, wspace=0.32)
-    axes = figure.subplots(1, columns, squeeze=False)[0]
-    return figure, axes
+    return Figure
+
+
+def _bars_figure(labels: Sequence[str], rows: int, top: float) -> tuple[Any, Any]:
+    """One horizontal-bar axes with fixed margins: the left one fits the longest row label.
+
+    ``top`` inches hold the title (and a legend); about 0.075 inch per character at 9 pt.
+    """
+    width, height = 6.8, top + 0.55 + 0.3 * max(rows, 1)
+    left = min(0.3 + 0.068 * max((len(label) for label in labels), default=4), 3.4)
+    figure = _figure_class()(figsize=(width, height))
+    figure.subplots_adjust(
+        left=left / width, right=1 - 0.2 / width, top=1 - top / height, bottom=0.5 / height
+    )
+    return figure, figure.subplots(1, 1, squeeze=False)[0][0]
 
 
 def _svg(figure: Any, alt: str) -> str:
-    import matplotlib
-
     _counter[0] += 1
     buffer = io.StringIO()
-    settings: Any = {**_STYLE, "svg.hashsalt": f"modebench-figure-{_counter[0]}"}
-    with matplotlib.rc_context(settings):
-        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    # Called inside _styled's rc_context: the salt is undone with the rest of the style.
+    import matplotlib
+
+    matplotlib.rcParams["svg.hashsalt"] = f"modebench-figure-{_counter[0]}"
+    figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     text = _METADATA.sub("", _HEADER.sub("", buffer.getvalue(), count=1), count=1)
     text = _compact(text)
     # matplotlib numbers its groups per figure (figure_1, axes_1, …): make every id page-unique.
@@ -137,55 +164,115 @@ def _styled(draw: Any) -> Any:
         return draw()
 
 
-def curves_svg(panels: Sequence[tuple[str, str, Sequence[Series]]], title: str, alt: str) -> str:
-    """Side-by-side panels of estimates over k with shaded interval bands.
+# Small multiples, in inches: panel size, gaps (the vertical one holds a panel title) and margins.
+_COLUMNS = 5
+_PANEL = (1.75, 1.3)
+_GAP = (0.22, 0.42)
+_MARGIN = {"left": 0.75, "right": 0.15, "top": 0.95, "bottom": 0.55}
+_STYLES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D")
 
-    ``panels``: (panel title, y-axis label, series); every series is one run of one cell.
+
+def _k_ticks(largest: int) -> list[int]:
+    ticks = [k for k in (2**e for e in range(largest.bit_length())) if k <= largest]
+    return ticks + ([largest] if ticks[-1] != largest else [])
+
+
+def _y_ticks(probability: bool, top: float) -> tuple[tuple[float, float], list[float]]:
+    if probability:
+        return (-0.03, 1.03), [0.0, 0.5, 1.0]
+    from matplotlib.ticker import MaxNLocator
+
+    ticks = [float(t) for t in MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]).tick_values(0.0, top)]
+    ticks = [t for t in ticks if t <= top * 1.0001 + 1e-12] or [0.0]
+    return (-0.03 * top, top * 1.05), ticks
+
+
+def grids_svg(titles: Sequence[str], grids: Sequence[Grid]) -> list[str]:
+    """Estimates over k with shaded interval bands: one SVG per grid, a panel per title.
+
+    Every panel of a grid has the same scales (x: k on a log-2 axis up to the largest k shown;
+    y: 0 to 1 for a probability, else 0 to the largest value), so panels compare at a glance.
+    Each series is one run of one cell: colour, line style and marker all say which run.
     """
 
-    def draw() -> str:
-        # One per cell and run: fixed margins keep a 25-cell page fast.
-        figure, axes = _figure(2.9 * len(panels), 2.5, len(panels), fixed=True)
-        for ax, (name, ylabel, series) in zip(axes, panels):
-            for one in series:
-                points = [
-                    (k, e, lo, hi)
-                    for k, e, lo, hi in zip(one.ks, one.estimate, one.low, one.high)
-                    if e is not None
-                ]
-                if not points:
-                    continue
-                ks = [p[0] for p in points]
-                colour = PALETTE[one.colour % len(PALETTE)]
-                # Line style and marker repeat the colour's message, so runs differ without colour too.
-                style = ("-", "--", ":", "-.")[one.colour % 4]
-                marker = ("o", "s", "^", "D")[one.colour % 4]
-                ax.plot(ks, [p[1] for p in points], linestyle=style, marker=marker, markersize=3.5, color=colour,
-                        label=one.label)  # fmt: skip
-                bands = [(p[0], p[2], p[3]) for p in points if p[2] is not None and p[3] is not None]
-                if bands:
-                    ax.fill_between([b[0] for b in bands], [b[1] for b in bands], [b[2] for b in bands],
-                                    color=colour, alpha=0.2, linewidth=0)  # fmt: skip
-            ax.set_xscale("log", base=2)
-            ax.set_xlabel("k (draws per prompt, log scale)")
-            ax.set_ylabel(ylabel)
-            ax.set_title(name)
-            ax.xaxis.set_major_formatter("{x:g}")
-            if len(series) > 1:
-                ax.legend(frameon=False, fontsize=7, loc="best")
-        figure.suptitle(title)
-        return _svg(figure, alt)
+    def draw() -> list[str]:
+        count = max(len(titles), 1)
+        columns = min(_COLUMNS, count)
+        rows = math.ceil(count / columns)
+        (pw, ph), (gx, gy), m = _PANEL, _GAP, _MARGIN
+        every = [one for grid in grids for panel in grid.panels for one in panel]
+        legend = len({one.label for one in every}) > 1
+        top = m["top"] if legend else m["top"] - 0.3  # room for a legend of the runs only when needed
+        width = m["left"] + columns * pw + (columns - 1) * gx + m["right"]
+        height = top + rows * ph + (rows - 1) * gy + m["bottom"]
+        figure = _figure_class()(figsize=(width, height))
+        largest = max((k for one in every for k in one.ks), default=1)
+        ticks = _k_ticks(largest)
+        axes = []
+        for i, title in enumerate(titles):
+            row, column = divmod(i, columns)
+            left = m["left"] + column * (pw + gx)
+            bottom = height - top - row * (ph + gy) - ph
+            ax = figure.add_axes((left / width, bottom / height, pw / width, ph / height))
+            ax.set_autoscale_on(False)
+            # k is drawn at log2(k) on a linear axis: the log scale's look without its transform cost.
+            ax.set_xlim(-0.25, math.log2(largest) + 0.25)
+            ax.set_xticks([math.log2(k) for k in ticks], [str(k) for k in ticks])
+            ax.tick_params(
+                length=0, labelsize=7, pad=2, labelleft=column == 0, labelbottom=i + columns >= count
+            )
+            ax.set_title(title, fontsize=8, y=1.0, pad=3)
+            axes.append(ax)
+        figure.supxlabel("k (draws per prompt, log scale)", y=0.12 / height, va="bottom", fontsize=9)
+        ylabel = figure.supylabel("", x=0.12 / width, ha="left", fontsize=9)
+        heading = figure.suptitle("", y=1 - 0.12 / height, va="top", fontsize=10.5)
+        drawn = []
+        for grid in grids:
+            for ax in axes:  # the axes stay; only the previous grid's data goes
+                for artist in [*ax.lines, *ax.collections]:
+                    artist.remove()
+            for legend in list(figure.legends):
+                legend.remove()
+            values = [v for panel in grid.panels for one in panel for v in (*one.estimate, *one.high)
+                      if v is not None]  # fmt: skip
+            limits, yticks = _y_ticks(grid.probability, max(max(values, default=1.0), 1.0))
+            handles: dict[str, Any] = {}
+            for ax, panel in zip(axes, grid.panels):
+                ax.set_ylim(*limits)
+                ax.set_yticks(yticks, [format(t, "g") for t in yticks])
+                for one in panel:
+                    points = [(math.log2(k), e, lo, hi) for k, e, lo, hi
+                              in zip(one.ks, one.estimate, one.low, one.high) if e is not None]  # fmt: skip
+                    if not points:
+                        continue
+                    colour = PALETTE[one.colour % len(PALETTE)]
+                    (line,) = ax.plot([p[0] for p in points], [p[1] for p in points],
+                                      linestyle=_STYLES[one.colour % 4], marker=_MARKERS[one.colour % 4],
+                                      markersize=3, linewidth=1.2, color=colour, label=one.label)  # fmt: skip
+                    handles.setdefault(one.label, line)
+                    bands = [p for p in points if p[2] is not None and p[3] is not None]
+                    if bands:
+                        ax.fill_between([b[0] for b in bands], [b[2] for b in bands], [b[3] for b in bands],
+                                        color=colour, alpha=0.2, linewidth=0)  # fmt: skip
+            ylabel.set_text(grid.ylabel)
+            heading.set_text(grid.title)
+            if len(handles) > 1:
+                figure.legend(list(handles.values()), list(handles), loc="upper center", ncols=len(handles),
+                              frameon=False, fontsize=8, bbox_to_anchor=(0.5, 1 - 0.4 / height))  # fmt: skip
+            drawn.append(_svg(figure, grid.alt))
+        return drawn
 
-    return str(_styled(draw))
+    found: list[str] = _styled(draw)
+    return found
 
 
 def status_svg(rows: Sequence[tuple[str, Mapping[str, int]]], title: str, alt: str) -> str:
     """Horizontal stacked bars: the share of attempts per status, one bar per cell."""
 
     def draw() -> str:
-        figure, axes = _figure(6.8, 0.5 + 0.32 * max(len(rows), 1))
-        ax = axes[0]
         labels = [label for label, _ in rows]
+        figure, ax = _bars_figure(labels, len(rows), 0.75)
         left = [0.0] * len(rows)
         for status, colour in STATUS_COLOURS.items():
             shares = []
@@ -197,8 +284,8 @@ def status_svg(rows: Sequence[tuple[str, Mapping[str, int]]], title: str, alt: s
         ax.set_xlim(0, 100)
         ax.invert_yaxis()
         ax.set_xlabel("share of graded attempts (%)")
-        ax.set_title(title)
-        ax.legend(ncols=4, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.08), fontsize=8)
+        figure.suptitle(title, y=0.98, va="top")
+        ax.legend(ncols=4, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8)
         return _svg(figure, alt)
 
     return str(_styled(draw))
@@ -210,8 +297,7 @@ def differences_svg(
     """A forest plot: one paired difference B − A per row with its interval; zero marked."""
 
     def draw() -> str:
-        figure, axes = _figure(6.8, 0.7 + 0.3 * max(len(rows), 1))
-        ax = axes[0]
+        figure, ax = _bars_figure([label for label, *_ in rows], len(rows), 0.4)
         for y, (_, estimate, low, high) in enumerate(rows):
             if low is not None and high is not None:
                 ax.plot([low, high], [y, y], color=PALETTE[0], linewidth=2)
@@ -220,7 +306,7 @@ def differences_svg(
         ax.set_yticks(range(len(rows)), [label for label, *_ in rows])
         ax.invert_yaxis()
         ax.set_xlabel(xlabel)
-        ax.set_title(title)
+        ax.set_title(title, y=1.0)
         return _svg(figure, alt)
 
     return str(_styled(draw))
@@ -230,9 +316,8 @@ def retention_svg(rows: Sequence[tuple[str, float, float, float]], title: str, a
     """Stacked bars per cell: mean modes per prompt B keeps, loses and gains relative to A."""
 
     def draw() -> str:
-        figure, axes = _figure(6.8, 0.7 + 0.3 * max(len(rows), 1))
-        ax = axes[0]
         labels = [label for label, *_ in rows]
+        figure, ax = _bars_figure(labels, len(rows), 0.75)
         left = [0.0] * len(rows)
         parts = (("kept", 1, PALETTE[2]), ("lost", 2, PALETTE[5]), ("gained", 3, PALETTE[0]))
         for name, column, colour in parts:
@@ -241,8 +326,8 @@ def retention_svg(rows: Sequence[tuple[str, float, float, float]], title: str, a
             left = [a + b for a, b in zip(left, values)]
         ax.invert_yaxis()
         ax.set_xlabel("modes per prompt (mean count of canonical keys)")
-        ax.set_title(title)
-        ax.legend(ncols=3, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.08), fontsize=8)
+        figure.suptitle(title, y=0.98, va="top")
+        ax.legend(ncols=3, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8)
         return _svg(figure, alt)
 
     return str(_styled(draw))

@@ -63,10 +63,11 @@ def html_report(
                 pass
     runs: list[RunDigest] = [builder.build() for builder in builders]
     indexes: list[RowIndex | None] = [run_curves(run, chosen)[1] if run.completed else None for run in runs]
-    sections = [run_section(run, i, indexes[i]) for i, run in enumerate(runs)]
     completed = [(i, run, rows) for i, (run, rows) in enumerate(zip(runs, indexes)) if rows is not None]
+    overlaid = len(runs) > 1 and len(completed) > 1  # then each run's curves are in the overlay only
+    sections = [run_section(run, i, indexes[i], curves=not overlaid) for i, run in enumerate(runs)]
     if len(runs) > 1:
-        if len(completed) > 1:
+        if overlaid:
             sections.insert(0, overlay_section(completed))
             base_run = completed[0]
             for other_run in completed[1:]:
