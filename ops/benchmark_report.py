@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,8 +36,6 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "ops"))
 
 from benchmark_evaluation import _pool  # noqa: E402
-import subprocess  # noqa: E402
-
 from benchmark_stats import evaluate, measure, write_inputs  # noqa: E402
 
 from modebench.evaluation import tally_results, v4_cells  # noqa: E402

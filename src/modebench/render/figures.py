@@ -209,38 +209,53 @@ def grids_svg(titles: Sequence[str], grids: Sequence[Grid]) -> list[str]:
         figure = _figure_class()(figsize=(width, height))
         largest = max((k for one in every for k in one.ks), default=1)
         ticks = _k_ticks(largest)
-        axes = []
+        from matplotlib.collections import LineCollection
+
+        xs = [math.log2(k) for k in ticks]
+        xlim = (-0.25, math.log2(largest) + 0.25)
+        axes, outer = [], []
         for i, title in enumerate(titles):
             row, column = divmod(i, columns)
             left = m["left"] + column * (pw + gx)
             bottom = height - top - row * (ph + gy) - ph
             ax = figure.add_axes((left / width, bottom / height, pw / width, ph / height))
             ax.set_autoscale_on(False)
+            ax.grid(False)
             # k is drawn at log2(k) on a linear axis: the log scale's look without its transform cost.
-            ax.set_xlim(-0.25, math.log2(largest) + 0.25)
-            ax.set_xticks([math.log2(k) for k in ticks], [str(k) for k in ticks])
-            ax.tick_params(
-                length=0, labelsize=7, pad=2, labelleft=column == 0, labelbottom=i + columns >= count
-            )
+            ax.set_xlim(*xlim)
+            # Tick labels only on the outer panels (the scales are shared); inner panels have no
+            # ticks at all, which is most of a panel's cost. The grid is one collection per panel.
+            below = i + columns >= count
+            ax.set_xticks(xs if below else [], [str(k) for k in ticks] if below else [])
+            ax.tick_params(length=0, labelsize=7, pad=2)
             ax.set_title(title, fontsize=8, y=1.0, pad=3)
             axes.append(ax)
+            outer.append(column == 0)
         figure.supxlabel("k (draws per prompt, log scale)", y=0.12 / height, va="bottom", fontsize=9)
         ylabel = figure.supylabel("", x=0.12 / width, ha="left", fontsize=9)
         heading = figure.suptitle("", y=1 - 0.12 / height, va="top", fontsize=10.5)
         drawn = []
+        data: list[Any] = []
         for grid in grids:
-            for ax in axes:  # the axes stay; only the previous grid's data goes
-                for artist in [*ax.lines, *ax.collections]:
-                    artist.remove()
+            for artist in data:  # the axes stay; only the previous grid's data and y grid go
+                artist.remove()
+            data.clear()
             for legend in list(figure.legends):
                 legend.remove()
             values = [v for panel in grid.panels for one in panel for v in (*one.estimate, *one.high)
                       if v is not None]  # fmt: skip
             limits, yticks = _y_ticks(grid.probability, max(max(values, default=1.0), 1.0))
+            lines = [[(x, limits[0]), (x, limits[1])] for x in xs] + [
+                [(xlim[0], y), (xlim[1], y)] for y in yticks
+            ]
             handles: dict[str, Any] = {}
-            for ax, panel in zip(axes, grid.panels):
+            for ax, panel, labelled in zip(axes, grid.panels, outer):
                 ax.set_ylim(*limits)
-                ax.set_yticks(yticks, [format(t, "g") for t in yticks])
+                ax.set_yticks(
+                    yticks if labelled else [], [format(t, "g") for t in yticks] if labelled else []
+                )
+                data.append(ax.add_collection(LineCollection(lines, colors="#000000", alpha=0.12, linewidths=0.8,
+                                                             zorder=0.5), autolim=False))  # fmt: skip
                 for one in panel:
                     points = [(math.log2(k), e, lo, hi) for k, e, lo, hi
                               in zip(one.ks, one.estimate, one.low, one.high) if e is not None]  # fmt: skip
@@ -250,11 +265,12 @@ def grids_svg(titles: Sequence[str], grids: Sequence[Grid]) -> list[str]:
                     (line,) = ax.plot([p[0] for p in points], [p[1] for p in points],
                                       linestyle=_STYLES[one.colour % 4], marker=_MARKERS[one.colour % 4],
                                       markersize=3, linewidth=1.2, color=colour, label=one.label)  # fmt: skip
+                    data.append(line)
                     handles.setdefault(one.label, line)
                     bands = [p for p in points if p[2] is not None and p[3] is not None]
                     if bands:
-                        ax.fill_between([b[0] for b in bands], [b[2] for b in bands], [b[3] for b in bands],
-                                        color=colour, alpha=0.2, linewidth=0)  # fmt: skip
+                        data.append(ax.fill_between([b[0] for b in bands], [b[2] for b in bands],
+                                                    [b[3] for b in bands], color=colour, alpha=0.2, linewidth=0))  # fmt: skip
             ylabel.set_text(grid.ylabel)
             heading.set_text(grid.title)
             if len(handles) > 1:
@@ -283,6 +299,8 @@ def status_svg(rows: Sequence[tuple[str, Mapping[str, int]]], title: str, alt: s
             left = [a + b for a, b in zip(left, shares)]
         ax.set_xlim(0, 100)
         ax.invert_yaxis()
+        ax.grid(False, axis="y")  # bars need no horizontal grid, nor tick marks beside their labels
+        ax.tick_params(axis="y", length=0)
         ax.set_xlabel("share of graded attempts (%)")
         figure.suptitle(title, y=0.98, va="top")
         ax.legend(ncols=4, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8)
@@ -298,11 +316,17 @@ def differences_svg(
 
     def draw() -> str:
         figure, ax = _bars_figure([label for label, *_ in rows], len(rows), 0.4)
-        for y, (_, estimate, low, high) in enumerate(rows):
-            if low is not None and high is not None:
-                ax.plot([low, high], [y, y], color=PALETTE[0], linewidth=2)
-            ax.plot([estimate], [y], marker="D", color=PALETTE[5], markersize=4)
+        # One artist for all intervals and one for all estimates (an artist per row costs tens of ms).
+        spans = [
+            (y, low, high) for y, (_, _, low, high) in enumerate(rows) if low is not None and high is not None
+        ]
+        ax.hlines([y for y, _, _ in spans], [lo for _, lo, _ in spans], [hi for _, _, hi in spans],
+                  color=PALETTE[0], linewidth=2)  # fmt: skip
+        ax.plot([row[1] for row in rows], range(len(rows)), linestyle="none", marker="D", color=PALETTE[5],
+                markersize=4)  # fmt: skip
         ax.axvline(0.0, color="#000000", linewidth=0.8)
+        ax.grid(False, axis="y")
+        ax.tick_params(axis="y", length=0)
         ax.set_yticks(range(len(rows)), [label for label, *_ in rows])
         ax.invert_yaxis()
         ax.set_xlabel(xlabel)
@@ -325,6 +349,8 @@ def retention_svg(rows: Sequence[tuple[str, float, float, float]], title: str, a
             ax.barh(labels, values, left=left, color=colour, label=name)
             left = [a + b for a, b in zip(left, values)]
         ax.invert_yaxis()
+        ax.grid(False, axis="y")
+        ax.tick_params(axis="y", length=0)
         ax.set_xlabel("modes per prompt (mean count of canonical keys)")
         figure.suptitle(title, y=0.98, va="top")
         ax.legend(ncols=3, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8)
