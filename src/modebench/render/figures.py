@@ -194,9 +194,16 @@ def grids_svg(titles: Sequence[str], grids: Sequence[Grid]) -> list[str]:
     Every panel of a grid has the same scales (x: k on a log-2 axis up to the largest k shown;
     y: 0 to 1 for a probability, else 0 to the largest value), so panels compare at a glance.
     Each series is one run of one cell: colour, line style and marker all say which run.
+
+    Because the scales are shared, the panels are drawn as regions of ONE matplotlib axes
+    (coordinates in inches): a run's curves in every panel are one line, its bands one
+    collection, all frames and grid lines one collection each, the tick labels only on the outer
+    panels. A matplotlib axes per panel would cost tens of milliseconds each, for the same picture.
     """
 
     def draw() -> list[str]:
+        from matplotlib.collections import LineCollection, PolyCollection
+
         count = max(len(titles), 1)
         columns = min(_COLUMNS, count)
         rows = math.ceil(count / columns)
@@ -204,77 +211,90 @@ def grids_svg(titles: Sequence[str], grids: Sequence[Grid]) -> list[str]:
         every = [one for grid in grids for panel in grid.panels for one in panel]
         legend = len({one.label for one in every}) > 1
         top = m["top"] if legend else m["top"] - 0.3  # room for a legend of the runs only when needed
-        width = m["left"] + columns * pw + (columns - 1) * gx + m["right"]
-        height = top + rows * ph + (rows - 1) * gy + m["bottom"]
+        area = (columns * pw + (columns - 1) * gx, rows * ph + (rows - 1) * gy)
+        width, height = m["left"] + area[0] + m["right"], top + area[1] + m["bottom"]
         figure = _figure_class()(figsize=(width, height))
+        ax = figure.add_axes((m["left"] / width, m["bottom"] / height, area[0] / width, area[1] / height))
+        ax.set_axis_off()
+        ax.set_autoscale_on(False)
+        ax.set_xlim(0, area[0])
+        ax.set_ylim(-area[1], 0)
         largest = max((k for one in every for k in one.ks), default=1)
         ticks = _k_ticks(largest)
-        from matplotlib.collections import LineCollection
-
-        xs = [math.log2(k) for k in ticks]
         xlim = (-0.25, math.log2(largest) + 0.25)
-        axes, outer = [], []
-        for i, title in enumerate(titles):
-            row, column = divmod(i, columns)
-            left = m["left"] + column * (pw + gx)
-            bottom = height - top - row * (ph + gy) - ph
-            ax = figure.add_axes((left / width, bottom / height, pw / width, ph / height))
-            ax.set_autoscale_on(False)
-            ax.grid(False)
-            # k is drawn at log2(k) on a linear axis: the log scale's look without its transform cost.
-            ax.set_xlim(*xlim)
-            # Tick labels only on the outer panels (the scales are shared); inner panels have no
-            # ticks at all, which is most of a panel's cost. The grid is one collection per panel.
-            below = i + columns >= count
-            ax.set_xticks(xs if below else [], [str(k) for k in ticks] if below else [])
-            ax.tick_params(length=0, labelsize=7, pad=2)
-            ax.set_title(title, fontsize=8, y=1.0, pad=3)
-            axes.append(ax)
-            outer.append(column == 0)
+        # The lower-left corner of each panel, in inches from the area's top left.
+        corners = [((i % columns) * (pw + gx), -(i // columns) * (ph + gy) - ph) for i in range(len(titles))]
+
+        def at_x(corner: tuple[float, float], x: float) -> float:
+            return corner[0] + (x - xlim[0]) / (xlim[1] - xlim[0]) * pw
+
+        frames = []
+        for i, (title, corner) in enumerate(zip(titles, corners)):
+            x0, y0 = corner
+            frames.append([(x0, y0 + ph), (x0, y0), (x0 + pw, y0)])  # left and bottom spines
+            ax.text(x0 + pw / 2, y0 + ph + 0.05, title, fontsize=8, ha="center", va="bottom")
+            if i + columns >= len(titles):  # the bottom panel of its column: k labels
+                for k in ticks:
+                    ax.text(at_x(corner, math.log2(k)), y0 - 0.05, str(k), fontsize=7, ha="center", va="top")
+        ax.add_collection(LineCollection(frames, colors="#000000", linewidths=0.8), autolim=False)
         figure.supxlabel("k (draws per prompt, log scale)", y=0.12 / height, va="bottom", fontsize=9)
         ylabel = figure.supylabel("", x=0.12 / width, ha="left", fontsize=9)
         heading = figure.suptitle("", y=1 - 0.12 / height, va="top", fontsize=10.5)
         drawn = []
         data: list[Any] = []
         for grid in grids:
-            for artist in data:  # the axes stay; only the previous grid's data and y grid go
+            for artist in data:  # the frames, titles and k labels stay; the previous grid's data goes
                 artist.remove()
             data.clear()
-            for legend in list(figure.legends):
-                legend.remove()
+            for old in list(figure.legends):
+                old.remove()
             values = [v for panel in grid.panels for one in panel for v in (*one.estimate, *one.high)
                       if v is not None]  # fmt: skip
-            limits, yticks = _y_ticks(grid.probability, max(max(values, default=1.0), 1.0))
-            lines = [[(x, limits[0]), (x, limits[1])] for x in xs] + [
-                [(xlim[0], y), (xlim[1], y)] for y in yticks
-            ]
-            handles: dict[str, Any] = {}
-            for ax, panel, labelled in zip(axes, grid.panels, outer):
-                ax.set_ylim(*limits)
-                ax.set_yticks(
-                    yticks if labelled else [], [format(t, "g") for t in yticks] if labelled else []
-                )
-                data.append(ax.add_collection(LineCollection(lines, colors="#000000", alpha=0.12, linewidths=0.8,
-                                                             zorder=0.5), autolim=False))  # fmt: skip
+            ylim, yticks = _y_ticks(grid.probability, max(max(values, default=1.0), 1.0))
+
+            def at_y(corner: tuple[float, float], y: float) -> float:
+                return corner[1] + (y - ylim[0]) / (ylim[1] - ylim[0]) * ph  # noqa: B023
+
+            lines = []
+            for i, corner in enumerate(corners):
+                x0, x1 = corner[0], corner[0] + pw
+                lines += [[(at_x(corner, math.log2(k)), corner[1]), (at_x(corner, math.log2(k)), corner[1] + ph)]
+                          for k in ticks] + [[(x0, at_y(corner, y)), (x1, at_y(corner, y))] for y in yticks]  # fmt: skip
+                if i % columns == 0:  # the left panel of its row: value labels
+                    data += [ax.text(x0 - 0.05, at_y(corner, y), format(y, "g"), fontsize=7, ha="right",
+                                     va="center") for y in yticks]  # fmt: skip
+            data.append(ax.add_collection(LineCollection(lines, colors="#000000", alpha=0.12, linewidths=0.8,
+                                                         zorder=0.5), autolim=False))  # fmt: skip
+            # Per run: all its panels' points in one line (NaN breaks it between panels), all its
+            # bands in one collection.
+            curves: dict[int, tuple[str, list[float], list[float], list[list[tuple[float, float]]]]] = {}
+            for corner, panel in zip(corners, grid.panels):
                 for one in panel:
-                    points = [(math.log2(k), e, lo, hi) for k, e, lo, hi
+                    points = [(at_x(corner, math.log2(k)), e, lo, hi) for k, e, lo, hi
                               in zip(one.ks, one.estimate, one.low, one.high) if e is not None]  # fmt: skip
                     if not points:
                         continue
-                    colour = PALETTE[one.colour % len(PALETTE)]
-                    (line,) = ax.plot([p[0] for p in points], [p[1] for p in points],
-                                      linestyle=_STYLES[one.colour % 4], marker=_MARKERS[one.colour % 4],
-                                      markersize=3, linewidth=1.2, color=colour, label=one.label)  # fmt: skip
-                    data.append(line)
-                    handles.setdefault(one.label, line)
-                    bands = [p for p in points if p[2] is not None and p[3] is not None]
-                    if bands:
-                        data.append(ax.fill_between([b[0] for b in bands], [b[2] for b in bands],
-                                                    [b[3] for b in bands], color=colour, alpha=0.2, linewidth=0))  # fmt: skip
+                    _, xs, ys, bands = curves.setdefault(one.colour, (one.label, [], [], []))
+                    xs += [p[0] for p in points] + [math.nan]
+                    ys += [at_y(corner, p[1]) for p in points] + [math.nan]
+                    band = [(p[0], p[2], p[3]) for p in points if p[2] is not None and p[3] is not None]
+                    if band:
+                        bands.append([(x, at_y(corner, lo)) for x, lo, _ in band]
+                                     + [(x, at_y(corner, hi)) for x, _, hi in reversed(band)])  # fmt: skip
+            handles = []
+            for colour, (label, xs, ys, bands) in sorted(curves.items()):
+                shade = PALETTE[colour % len(PALETTE)]
+                if bands:
+                    data.append(ax.add_collection(PolyCollection(bands, facecolors=shade, alpha=0.2, linewidths=0),
+                                                  autolim=False))  # fmt: skip
+                (line,) = ax.plot(xs, ys, linestyle=_STYLES[colour % 4], marker=_MARKERS[colour % 4], markersize=3,
+                                  linewidth=1.2, color=shade, label=label)  # fmt: skip
+                data.append(line)
+                handles.append(line)
             ylabel.set_text(grid.ylabel)
             heading.set_text(grid.title)
             if len(handles) > 1:
-                figure.legend(list(handles.values()), list(handles), loc="upper center", ncols=len(handles),
+                figure.legend(handles, [h.get_label() for h in handles], loc="upper center", ncols=len(handles),
                               frameon=False, fontsize=8, bbox_to_anchor=(0.5, 1 - 0.4 / height))  # fmt: skip
             drawn.append(_svg(figure, grid.alt))
         return drawn
