@@ -251,13 +251,22 @@ def recompute_policy(payload: dict[str, Any]) -> str:
 
 def incomplete_entry(exc: Exception) -> InputError:
     """The error of a journal entry the tally cannot read (an InputError passes through)."""
+    from modebench.diagnostics import VerifierExecutionError
+
     if isinstance(exc, InputError):
         return exc
+    if isinstance(exc, VerifierExecutionError):
+        # A genuine journal scores no prompt with an unscorable attempt under the 0.4.0 policy:
+        # such an entry was edited, so it is refused, not tallied (the tally cannot score it).
+        return InputError(
+            f"detailed-result entry is inconsistent: a scored result holds an unscorable attempt ({exc})"
+        )
     return InputError(f"detailed-result entry is incomplete: {exc}")
 
 
 def _recompute(payload: dict[str, Any], journal: Path) -> None:
     """Refuse a v4 receipt whose status, status counts or cells disagree with its journal."""
+    from modebench.diagnostics import VerifierExecutionError
     from modebench.evaluation import tally_results
 
     threshold = recompute_threshold(payload)
@@ -270,7 +279,7 @@ def _recompute(payload: dict[str, Any], journal: Path) -> None:
             ),
             unscorable,
         )
-    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError, VerifierExecutionError) as exc:
         raise incomplete_entry(exc) from None
     check_recomputed(payload, tally, cells, threshold)
 

@@ -104,6 +104,12 @@ def _unscorable(lines: list[bytes]) -> list[bytes]:
     return [lines[0], (json.dumps(entry, sort_keys=True, separators=(",", ":")) + "\n").encode(), *lines[2:]]
 
 
+def _scored_unscorable(lines: list[bytes]) -> list[bytes]:
+    entry = json.loads(lines[1])  # an unscorable attempt inside a result that is still scored
+    entry["result"]["draws"][0]["attempts"][0].update(status="timeout", verified=False, canonical_key=None)
+    return [lines[0], (json.dumps(entry, sort_keys=True, separators=(",", ":")) + "\n").encode(), *lines[2:]]
+
+
 @pytest.mark.parametrize(
     ("edit", "rehash"),
     [
@@ -113,6 +119,7 @@ def _unscorable(lines: list[bytes]) -> list[bytes]:
         (_duplicate_key, True),  # the hash matches: the strict decoder's duplicate-key error
         (_wrong_accuracy, True),  # the journal disagrees with the receipt's cells
         (_unscorable, True),  # the receipt's status disagrees with the journal
+        (_scored_unscorable, True),  # an edited entry the tally cannot score: refused, no traceback
         (lambda lines: lines[:-1], True),  # a record missing
     ],
 )
@@ -133,6 +140,10 @@ def test_every_command_reports_what_read_report_reports(
 
     assert _error(lambda: html_report([good, broken])) == expected
     assert _error(lambda: html_report([broken])) == expected
+    if edit is _scored_unscorable:
+        assert expected.startswith(
+            "detailed-result entry is inconsistent: a scored result holds an unscorable"
+        )
 
 
 def test_the_first_receipt_is_checked_before_the_second(receipts: dict[str, Path], tmp_path: Path) -> None:

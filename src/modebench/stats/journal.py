@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from modebench.diagnostics import STATUSES, UNSCORABLE
+from modebench.diagnostics import STATUSES, UNSCORABLE, VerifierExecutionError
 from modebench.metrics import CellAccumulator, mode_diversity
 from modebench.reporting import (
     MAX_RESULT_LINE_BYTES,
@@ -308,7 +308,14 @@ class Receipt:
                         if cell is None:
                             cell = cells[(level, domain, k)] = _Cell()
                         cell.add(result, modes)
-                    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
+                    except (
+                        KeyError,
+                        TypeError,
+                        IndexError,
+                        AttributeError,
+                        ValueError,
+                        VerifierExecutionError,
+                    ) as exc:
                         raise incomplete_entry(exc) from None
                     if deferred is None:
                         try:
