@@ -53,11 +53,30 @@ DRIVER = """
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from modebench.streaming import evaluate_file
+def cpu(who):
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+marks = {}
+def progress(event):
+    if event["phase"] in ("validated", "finalizing"):
+        marks.setdefault(event["phase"], (time.perf_counter(), cpu(resource.RUSAGE_SELF)))
 started = time.perf_counter()
-summary = evaluate_file(sys.argv[2], sys.argv[3], run=json.loads(sys.argv[4]), workers=int(sys.argv[5]))
+summary = evaluate_file(sys.argv[2], sys.argv[3], run=json.loads(sys.argv[4]), workers=int(sys.argv[5]),
+                        progress=progress)
 elapsed = time.perf_counter() - started
+validated = marks.get("validated", (started, 0.0))
+# ru_maxrss of a process started by fork and exec counts the forking process's size too (Linux
+# keeps it across exec); VmHWM is this program's own peak.
+parent_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    with open("/proc/self/status") as status:
+        parent_kib = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+except (OSError, StopIteration):
+    pass
 print(json.dumps({"seconds": elapsed, "status": summary["status"],
-                  "parent_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "preflight_seconds": validated[0] - started, "preflight_parent_cpu": validated[1],
+                  "parent_cpu": cpu(resource.RUSAGE_SELF), "worker_cpu": cpu(resource.RUSAGE_CHILDREN),
+                  "parent_rss_kib": parent_kib,
                   "worker_rss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
 """
 
@@ -209,14 +228,14 @@ def compare(
     return rows
 
 
-def run_once(source: Path, workers: int, scratch: Path) -> dict[str, Any]:
+def run_once(source: Path, workers: int, scratch: Path, src: Path = ROOT / "src") -> dict[str, Any]:
     output = scratch / f"receipt-{time.monotonic_ns()}.json"
     done = subprocess.run(
         [
             sys.executable,
             "-c",
             DRIVER,
-            str(ROOT / "src"),
+            str(src),
             str(source),
             str(output),
             json.dumps(RUN),
@@ -243,6 +262,9 @@ def main() -> None:
     )
     parser.add_argument("--reference-python", help="interpreter with modebench==0.4.0 installed")
     parser.add_argument("--output", default=str(ROOT / "ops" / "results" / "evaluation.json"))
+    parser.add_argument(
+        "--src", default=str(ROOT / "src"), help="the modebench source tree to time (sized runs)"
+    )
     args = parser.parse_args()
     needs_pool = (args.compare and "mixed" in args.compare_inputs) or {"mixed", "distinct"} & set(args.shape)
     pool = _pool() if needs_pool else {}
@@ -263,7 +285,8 @@ def main() -> None:
                 else:
                     responses = write_input(source, size, args.k, shape, pool)
                 for workers in args.workers:
-                    measured = run_once(source, workers, scratch)
+                    load = load_average()
+                    measured = run_once(source, workers, scratch, Path(args.src))
                     row = {
                         "shape": shape,
                         "prompts": size,
@@ -275,7 +298,15 @@ def main() -> None:
                         "parent_peak_rss_mib": round(measured["parent_rss_kib"] / 1024, 1),
                         "worker_peak_rss_mib": round(measured["worker_rss_kib"] / 1024, 1),
                         "status": measured["status"],
-                        "load": load_average(),
+                        # CPU seconds by process: on a loaded machine they, not the wall time,
+                        # show where the time goes. On C idle cores a run takes about
+                        # max(parent, workers' / min(workers, C - 1), (parent + workers') / C).
+                        "parent_cpu_seconds": round(measured["parent_cpu"], 2),
+                        "worker_cpu_seconds": round(measured["worker_cpu"], 2),
+                        "preflight_seconds": round(measured["preflight_seconds"], 2),
+                        "preflight_parent_cpu_seconds": round(measured["preflight_parent_cpu"], 2),
+                        "load_before": load,
+                        "load_after": load_average(),
                     }
                     if reference_rate:
                         row["rate_over_reference_mixed_1k"] = round(

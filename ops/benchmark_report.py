@@ -7,9 +7,14 @@ prompt's first mode) are evaluated for real, then each journal is repeated until
 `--prompts` records (ids made unique, sequence renumbered, the receipt's journal count and hash
 updated). Every repeat is an exact copy, so every cell mean in the receipt stays exact; the report
 reads all 100k journal records, as it would for a graded run. Each render runs in a fresh process
-that reports wall time, CPU seconds and peak RSS; the page size is measured on disk.
+that reports wall time, CPU seconds and peak RSS; the page size is measured on disk. A second fresh
+process per page splits its CPU seconds: the statistics (the journal pass, the curves' bootstrap and
+the comparison) and the rendering (the matplotlib import, every figure and the HTML), the split
+`render_html` itself does not report, measured by timing the page's section builders.
 
     python ops/benchmark_report.py --base 1000 --prompts 100000 --output evidence/report-benchmark.json
+
+`--keep DIR` builds the receipts in DIR once and reuses them on the next run (the setup takes minutes).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import hashlib
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -69,11 +75,55 @@ def replicate(receipt: Path, prompts: int, output: Path) -> Path:
     return output
 
 
+# The page's section builders (and the matplotlib import) are the rendering; the rest of
+# `html_report` is the statistics: the journal pass(es), the curves and the comparison.
+SPLIT = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from modebench.render import html
+spent = [0.0]
+def timed(function):
+    def wrapper(*args, **kwargs):
+        started = time.process_time()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            spent[0] += time.process_time() - started
+    return wrapper
+for name in ("_require_plot", "run_section", "overlay_section", "compare_section", "page"):
+    setattr(html, name, timed(getattr(html, name)))
+started = time.process_time()
+html.html_report(sys.argv[2:])
+total = time.process_time() - started
+print(json.dumps({"report_cpu_seconds": total, "render_cpu_seconds": spent[0]}))
+"""
+
+
+def split(receipts: list[Path]) -> dict[str, float]:
+    done = subprocess.run([sys.executable, "-c", SPLIT, str(ROOT / "src"), *map(str, receipts)],
+                          check=True, capture_output=True, text=True)  # fmt: skip
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    total, render = found["report_cpu_seconds"], found["render_cpu_seconds"]
+    return {"statistics": round(total - render, 2), "rendering": round(render, 2)}
+
+
 def render(receipts: list[Path], output: Path) -> dict[str, Any]:
+    output.unlink(missing_ok=True)  # the report never overwrites a page
     result = measure(["report", *map(str, receipts), "--html", str(output)])
     result["page_bytes"] = output.stat().st_size
     result["page_mib"] = round(output.stat().st_size / 2**20, 2)
+    result["cpu_seconds_split"] = split(receipts)
     return result
+
+
+def receipts(root: Path, base: int, prompts: int, k: int) -> tuple[Path, Path]:
+    """The two big receipts in ``root``, built unless a previous run left them there."""
+    big_a, big_b = root / f"big-a-{base}-{prompts}-{k}.json", root / f"big-b-{base}-{prompts}-{k}.json"
+    if not (big_a.exists() and big_b.exists()):
+        a, b = (evaluate(path) for path in write_inputs(root, base, k, _pool()))
+        replicate(a, prompts, big_a)
+        replicate(b, prompts, big_b)
+    return big_a, big_b
 
 
 def main() -> None:
@@ -82,13 +132,13 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=100000)
     parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--output")
+    parser.add_argument("--keep", help="build the receipts in this directory once and reuse them")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="modebench-report-bench-") as scratch:
-        root = Path(scratch)
+        root = Path(args.keep or scratch)
+        root.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        a, b = (evaluate(path) for path in write_inputs(root, args.base, args.k, _pool()))
-        big_a = replicate(a, args.prompts, root / "big-a.json")
-        big_b = replicate(b, args.prompts, root / "big-b.json")
+        big_a, big_b = receipts(root, args.base, args.prompts, args.k)
         setup = time.perf_counter() - started
         journal_mib = journal_path(big_a, read_report(big_a, verify_results=False)).stat().st_size / 2**20
         cells = len(read_report(big_a, verify_results=False)["cells"])

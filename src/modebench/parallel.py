@@ -25,6 +25,8 @@ MAX_WORKERS = 8
 #: request queued, and one round trip serves many prompts.
 CHUNK_PROMPTS = 16
 CHUNKS_PER_WORKER = 2
+#: Input lines per preflight request (``prepared_lines``).
+PREPARE_LINES = 64
 #: Worst-case escaped bytes of texts in one request (the worker reads lines of up to 64 MiB).
 REQUEST_BUDGET = 16 * MAX_REQUEST_BYTES
 
@@ -215,6 +217,64 @@ class ParallelGrader:
         if self._cancelled.is_set():
             raise RuntimeError("grading cancelled")
         return chunk.grade(self._worker())
+
+    def _prepare(self, data: bytes, expected: int) -> list[Any] | None:
+        if self._cancelled.is_set():
+            raise RuntimeError("grading cancelled")
+        return self._worker().lines(data, expected)
+
+    def prepared_lines(
+        self, run: dict[str, Any] | None, lines: Iterable[tuple[int, bytes]]
+    ) -> Iterator[tuple[int, bytes, Any]]:
+        """Yield ``(number, line, reply)`` in input order, each line preflighted on a worker
+        (``modebench._prepare``); ``reply`` is None for a line the caller must handle itself.
+
+        Like :meth:`results`, a window of requests is in flight on every worker while this
+        thread consumes replies in order, so memory stays bounded.
+        """
+        from modebench._prepare import MAX_LINE_BYTES, MAX_REQUEST_LINES_BYTES, request_line
+
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="modebench-grader")
+        window: deque[tuple[list[tuple[int, bytes]], list[int], Future[list[Any] | None] | None]] = deque()
+        limit = CHUNKS_PER_WORKER * self.workers
+        source = iter(lines)
+        exhausted = False
+        while True:
+            while not exhausted and len(window) < limit:
+                chunk: list[tuple[int, bytes]] = []
+                sent: list[tuple[int, str]] = []
+                positions: list[int] = []
+                size = 0
+                for number, line in source:
+                    chunk.append((number, line))
+                    if len(line) <= MAX_LINE_BYTES and not line.startswith(b"\xef\xbb\xbf"):
+                        try:
+                            sent.append((number, line.decode("utf-8")))
+                            positions.append(len(chunk) - 1)
+                            size += len(line)
+                        except UnicodeDecodeError:
+                            pass  # the caller reports it
+                    if len(chunk) >= PREPARE_LINES or size >= MAX_REQUEST_LINES_BYTES:
+                        break
+                else:
+                    exhausted = True
+                if not chunk:
+                    break
+                future = (
+                    self._executor.submit(self._prepare, request_line(run, sent), len(sent)) if sent else None
+                )
+                window.append((chunk, positions, future))
+            if not window:
+                return
+            chunk, positions, future = window.popleft()
+            replies: list[Any] = [None] * len(chunk)
+            answered = future.result() if future is not None else None
+            if answered is not None:
+                for position, reply in zip(positions, answered):
+                    replies[position] = reply
+            for (number, line), reply in zip(chunk, replies):
+                yield number, line, reply
 
     def results(
         self, items: Iterable[tuple[int, dict[str, Any]]]

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from modebench import _ledger, domains, metrics
+from modebench import _ledger, _prepare, domains, metrics
 from modebench._ledger import checkpoint
 from modebench.backends import Grader, make_grader
 from modebench.backends.shard import WHOLE, Shard, shard_receipt_text
@@ -84,6 +84,13 @@ __all__ = [
 
 def iter_jsonl(path: str | os.PathLike[str], digest: Any = None) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, parsed)`` for non-blank lines; feed every raw byte to ``digest``."""
+    for number, line in _raw_lines(path, digest):
+        yield number, _decoded(number, line)
+
+
+def _raw_lines(path: str | os.PathLike[str], digest: Any = None) -> Iterator[tuple[int, bytes]]:
+    """``(line_number, bytes)`` of the non-blank lines; an over-long line ends the stream (as a
+    prefix of one byte more than the limit, which :func:`_decoded` refuses)."""
     with open(path, "rb") as handle:
         number = 0
         while True:
@@ -94,20 +101,27 @@ def iter_jsonl(path: str | os.PathLike[str], digest: Any = None) -> Iterator[tup
             if digest is not None:
                 digest.update(line)
             if len(line) > MAX_INPUT_LINE_BYTES:
-                raise InputError(f"line {number}: exceeds {MAX_INPUT_LINE_BYTES} byte input limit")
-            if not line.strip():
-                continue
-            try:
-                value = loads(line)
-            except InputError as exc:
-                raise InputError(f"line {number}: {exc}") from None
-            if (
-                isinstance(value, dict)
-                and isinstance(value.get("responses"), list)
-                and len(value["responses"]) > MAX_RESPONSES_PER_PROMPT
-            ):
-                raise InputError(f"line {number}: exceeds {MAX_RESPONSES_PER_PROMPT} responses per prompt")
-            yield number, value
+                yield number, line
+                return
+            if line.strip():
+                yield number, line
+
+
+def _decoded(number: int, line: bytes) -> Any:
+    """One input line's record, with the input-level checks (size, strict JSON, responses)."""
+    if len(line) > MAX_INPUT_LINE_BYTES:
+        raise InputError(f"line {number}: exceeds {MAX_INPUT_LINE_BYTES} byte input limit")
+    try:
+        value = loads(line)
+    except InputError as exc:
+        raise InputError(f"line {number}: {exc}") from None
+    if (
+        isinstance(value, dict)
+        and isinstance(value.get("responses"), list)
+        and len(value["responses"]) > MAX_RESPONSES_PER_PROMPT
+    ):
+        raise InputError(f"line {number}: exceeds {MAX_RESPONSES_PER_PROMPT} responses per prompt")
+    return value
 
 
 def _record_id(record: Any) -> str | None:
@@ -464,11 +478,14 @@ def _preflight(
     ledger.staging = True  # progress commits pack their records on the ledger's helper thread
     wanted = options.prompt_ids
     found: set[str] = set()
-    for number, record in iter_jsonl(source, input_digest):
+
+    def record(number: int, record: Any) -> None:
+        """Validate, bind and store one record in process (the reference path)."""
+        nonlocal seq, binding_error
         if wanted is not None:
             ident = _record_id(record)
             if ident is not None and ident not in wanted:
-                continue  # not selected: neither validated nor graded
+                return  # not selected: neither validated nor graded
             if ident is not None:
                 found.add(ident)
         try:
@@ -489,10 +506,37 @@ def _preflight(
             ledger.insert(
                 seq, bound["level"], bound["domain"], len(record["responses"]), prepared_text(bound, raw_text)
             )
+        stored()
+
+    def stored() -> None:
+        nonlocal seq
         seq += 1
         if seq % 100 == 0:
             ledger.commit()
             _event(progress, "validating", seq, None)
+
+    prepared_lines = getattr(grader, "prepared_lines", None)
+    if prepared_lines is None or frozen is not None or wanted is not None:
+        for number, value in iter_jsonl(source, input_digest):
+            record(number, value)
+    else:
+        # Workers preflight the lines (``modebench._prepare``); what needs the whole input's
+        # state stays here, in input order. A line a worker did not prepare, or prepared under
+        # a run this preflight no longer has, takes the in-process path above.
+        assumed = _prepare.assumed_run_digest(options.run)
+        seen = preflight.seen
+        for number, line, reply in prepared_lines(options.run, _raw_lines(source, input_digest)):
+            if reply is not None and preflight.run_digest == assumed:
+                level, domain, rid, k, text, start, end = reply
+                if seen.claim((level, domain, rid)):
+                    # What ``Preflight.accept`` records for a record without inline run.
+                    preflight.count += 1
+                    preflight.undeclared += 1
+                    records_digest.update((b"," if seq else b"") + text[start:end].encode("utf-8"))
+                    ledger.insert(seq, level, domain, k, text)
+                    stored()
+                    continue
+            record(number, _decoded(number, line))
     ledger.staging = False
     records_digest.update(b"]")
     if input_digest.hexdigest() != input_sha:

@@ -357,6 +357,8 @@ def _handle(request: dict[str, Any]) -> list[dict[str, Any]]:
         finally:
             output.close()
         return replies
+    if operation == "prepare":
+        return _prepare(request)
     if operation == "grade":
         reply = _guarded(
             seconds,
@@ -374,6 +376,30 @@ def _handle(request: dict[str, Any]) -> list[dict[str, Any]]:
         reply = result("worker_failure", detail="invalid worker request")
     _send(reply_line(reply))
     return [reply]
+
+
+def _check_reference(level: Any, domain: Any, answer: Any) -> dict[str, Any]:
+    """A reference check exactly as a ``reference`` request runs it (warm-up outside the deadline)."""
+    _warm_for(domain)
+    return _guarded(_deadline_for("reference", domain), _reference, level, domain, answer)
+
+
+def _prepare(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """Preflight a window of input lines (``modebench._prepare``); one reply line per line."""
+    from modebench._prepare import Fatal, prepare_lines
+    from modebench.streaming import MAX_RESPONSES_PER_PROMPT
+
+    out = _output()
+    try:
+        for count, line in enumerate(prepare_lines(request, _check_reference, MAX_RESPONSES_PER_PROMPT), 1):
+            out.write(line)
+            if count % FLUSH_ITEMS == 0:
+                out.flush()
+    except Fatal:
+        out.flush()
+        return [result("worker_failure", detail="reference check failed during preflight")]  # we exit
+    out.flush()
+    return []
 
 
 _WARMED: set[str] = set()

@@ -343,6 +343,31 @@ class BoundedWorker:
                 position += 1
         return results
 
+    def lines(self, data: bytes, expected: int, seconds: float = START_SECONDS) -> list[Any] | None:
+        """Send one request line and return ``expected`` decoded reply lines, or None when the
+        worker failed in any way (it is then replaced). For requests whose every reply the
+        caller can also produce itself (``prepare``), so a failure needs no diagnostic.
+
+        Each reply has ``seconds``: a ``prepare`` line may warm a domain (import SymPy) before
+        its reference check, which the worker itself bounds by the reference deadline."""
+        with self._lock:
+            self._check_cancel()
+            try:
+                self._ensure()
+                deadline = time.monotonic() + seconds
+                self._write(data, deadline)
+                replies: list[Any] = []
+                while len(replies) < expected:
+                    replies.append(decode_line(self._read_line(deadline)))
+                    deadline = time.monotonic() + seconds
+                return replies
+            except (_WorkerError, ValueError, RecursionError):
+                self.close()
+                return None
+            except BaseException:
+                self.close()  # KeyboardInterrupt, cancellation: never leave a worker behind
+                raise
+
     def _exchange(
         self, data: bytes, operation: str, sent: list[Any], buffered: bool = False
     ) -> tuple[list[dict[str, Any]], bool]:

@@ -24,7 +24,9 @@ FIGURES = """[...document.querySelectorAll('figure[data-figure]')].map(f => {
   return {kind: f.dataset.figure, width: r.width, height: r.height,
           svgWidth: box ? box.width : 0, svgHeight: box ? box.height : 0,
           shapes: svg ? svg.querySelectorAll('path, rect, text, use').length : 0,
+          markers: svg ? svg.querySelectorAll('use').length : 0,
           title: svg ? (svg.querySelector('title') || {}).textContent || '' : '',
+          texts: svg ? [...svg.querySelectorAll('text')].map(t => t.textContent.trim()) : [],
           rows: f.querySelectorAll('tbody tr').length,
           caption: (f.querySelector('figcaption') || {}).textContent || ''};
 })"""
@@ -78,11 +80,32 @@ def _check_cells(page: Any, receipts: list[Path]) -> None:
             for s in shown] == expected  # fmt: skip
 
 
+def _check_panels(found: list[dict[str, Any]], cells: list[dict[str, Any]], metrics: list[str],
+                  runs: tuple[str, ...] = ()) -> None:  # fmt: skip
+    """Each curves figure draws its metric, a titled panel for every cell, and a legend entry per run."""
+    labels = {f"level {c['level']} {c['domain']}" for c in cells}
+    assert len(found) == len(metrics)
+    for figure, metric in zip(found, metrics):
+        assert figure["title"].startswith(metric) and metric in figure["caption"], figure["title"]
+        assert labels <= set(figure["texts"]), labels - set(figure["texts"])
+        assert "k (draws per prompt, log scale)" in figure["texts"]
+        assert any(t.startswith(metric + " (") for t in figure["texts"])  # the y axis label, with its unit
+        for label in labels:
+            assert f"{label}: " in figure["caption"]  # the text alternative covers every panel
+        for run in runs:
+            assert any(t.startswith(run) for t in figure["texts"]), run  # the legend names each run
+        # A marker per point: k = 1 to the cell's draws, every panel, every run (bands and lines are
+        # one artist per run, so the markers are what counts the curves).
+        assert figure["markers"] >= sum(c["k"] for c in cells) * max(len(runs), 1), figure["markers"]
+
+
 def test_walkthrough_page(browser: Any, pages: dict[str, Path], report_receipts: dict[str, Path]) -> None:
     page, figures = _open(browser, pages["walkthrough"])
     cells = read_report(report_receipts["walkthrough"])["cells"]
     kinds = [f["kind"] for f in figures]
-    assert kinds.count("curves") == len(cells) and kinds.count("status") == 1
+    # Small multiples: one curves figure per metric (pass@k, E[distinct@k]), a panel per cell.
+    assert kinds.count("curves") == 2 and kinds.count("status") == 1
+    _check_panels([f for f in figures if f["kind"] == "curves"], cells, ["pass@k", "E[distinct@k]"])
     assert kinds.count("modes") >= len(cells)  # most and fewest modes per cell
     _check_cells(page, [report_receipts["walkthrough"]])
     assert page.evaluate("document.querySelector('[data-failed]') === null")
@@ -104,8 +127,14 @@ def test_failed_page_shows_diagnostics_and_no_score(
 def test_comparison_page(browser: Any, pages: dict[str, Path], report_receipts: dict[str, Path]) -> None:
     a, b = report_receipts["walkthrough"], report_receipts["collapsed"]
     page, figures = _open(browser, pages["comparison"])
-    kinds = {f["kind"] for f in figures}
-    assert {"overlay", "differences", "retention", "curves", "status", "modes"} <= kinds
+    kinds = [f["kind"] for f in figures]
+    assert {"overlay", "differences", "retention", "status", "modes"} <= set(kinds)
+    # Each run's curves are drawn once, overlaid with the other run's; the run sections say so.
+    assert "curves" not in kinds and kinds.count("status") == 2
+    cells = read_report(a)["cells"]
+    _check_panels([f for f in figures if f["kind"] == "overlay"], cells, ["pass@k", "E[distinct@k]"],
+                  ("run A", "run B"))  # fmt: skip
+    assert page.evaluate("document.body.innerText").count("drawn with the other runs") == 2
     _check_cells(page, [a, b])
     differences = page.evaluate(
         "[...document.querySelectorAll('[data-difference]')]"

@@ -15,7 +15,7 @@ from typing import Any
 from modebench.render import figures
 from modebench.render.digest import RunDigest
 from modebench.render.page import esc, figure, number, table
-from modebench.render.run_section import RowIndex, cell_label, ordered_cells, run_label
+from modebench.render.run_section import RowIndex, cell_label, curve_figures, run_label
 from modebench.stats.table import StatsTable
 
 __all__ = ["compare_section", "overlay_section"]
@@ -25,34 +25,7 @@ _DIFFERENCES = ("accuracy", "pass_at_draws", "first_draw_pass", "pass_at_k", "di
 
 def overlay_section(runs: Sequence[tuple[int, RunDigest, RowIndex]]) -> str:
     """pass@k and E[distinct@k] of every completed run, overlaid per (level, domain)."""
-    cells: dict[tuple[int, str], None] = {}
-    for _, run, _ in runs:
-        for cell in ordered_cells(run):
-            cells.setdefault((cell.level, cell.domain), None)
-    parts = ["<h2>Curves overlaid</h2>", '<div class="grid">']
-    for level, domain in cells:
-        panels: list[tuple[str, str, list[figures.Series]]] = [
-            ("pass@k", "pass@k (probability)", []),
-            ("E[distinct@k]", "E[distinct@k] (verified modes)", []),
-        ]
-        for index, run, rows in runs:
-            for panel, metric in zip(panels, ("pass_at_k", "distinct_at_k")):
-                points = sorted(
-                    (r["k"], r)
-                    for (lv, dm, _, m, _), r in rows.items()
-                    if (lv, dm, m) == (level, domain, metric)
-                )
-                if points:
-                    panel[2].append(figures.Series(run_label(run, index), index, [k for k, _ in points],
-                                                   [r["estimate"] for _, r in points], [r["ci_low"] for _, r in points],
-                                                   [r["ci_high"] for _, r in points]))  # fmt: skip
-        label = cell_label(level, domain)
-        names = " vs ".join(run_label(run, index) for index, run, _ in runs)
-        alt = f"{label}: pass@k and E[distinct@k] over k for {names}, each with its bootstrap band"
-        svg = figures.curves_svg(panels, f"{label}: runs compared over k", alt)
-        parts.append(figure(svg, alt, "overlay"))
-    parts.append("</div>")
-    return "".join(parts)
+    return "".join(["<h2>Curves overlaid</h2>", *curve_figures(runs, "overlay")])
 
 
 def _metric(row: dict[str, Any]) -> str:

@@ -6,12 +6,18 @@ with units, and a title saying what is compared. The SVG keeps text as text
 (``svg.fonttype = 'none'``: small, searchable, no embedded fonts), has no external references,
 carries a ``<title>`` as its text alternative, and gets a per-figure id salt so that several
 figures on one page never share an element id.
+
+Speed (a page draws tens of panels): every figure has fixed geometry (no layout engine, which
+draws a figure twice), fixed tick positions, and no tick marks (the grid carries the reference);
+curves over k are drawn as small multiples, one figure per metric with a panel per cell whose
+axes are drawn once and reused for every metric (only the data and the y scale change).
 """
 
 from __future__ import annotations
 
 import html
 import io
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,9 +29,10 @@ from modebench.validation import InputError
 __all__ = [
     "PALETTE",
     "STATUS_COLOURS",
+    "Grid",
     "Series",
     "StepSeries",
-    "curves_svg",
+    "grids_svg",
     "differences_svg",
     "retention_svg",
     "status_svg",
@@ -83,27 +90,61 @@ class StepSeries:
     values: Sequence[float | None]
 
 
-def _figure(width: float, height: float, columns: int = 1, *, fixed: bool = False) -> tuple[Any, Any]:
-    """A bare figure; ``fixed`` margins skip constrained layout, which costs most of a draw."""
+@dataclass(frozen=True)
+class Grid:
+    """One small-multiples figure: a panel per cell (``panels`` follows the panel titles)."""
+
+    title: str
+    ylabel: str
+    alt: str
+    panels: Sequence[Sequence[Series]]
+    probability: bool  # the y axis spans 0 to 1; otherwise 0 to the largest value shown
+
+
+def _figure_class() -> Any:
     try:
         from matplotlib.figure import Figure
     except ImportError:
         raise InputError(PLOT_EXTRA_MESSAGE) from None
-    figure = Figure(figsize=(width, height), layout=None if fixed else "constrained")
-    if fixed:
-        figure.subplots_adjust(left=0.1, right=0.98, bottom=0.17, top=0.8, wspace=0.32)
-    axes = figure.subplots(1, columns, squeeze=False)[0]
-    return figure, axes
+    return Figure
+
+
+def _bars_figure(labels: Sequence[str], rows: int, top: float) -> tuple[Any, Any]:
+    """One horizontal-bar axes with fixed margins: the left one fits the longest row label.
+
+    ``top`` inches hold the title (and a legend); about 0.075 inch per character at 9 pt.
+    """
+    width, height = 6.8, top + 0.55 + 0.3 * max(rows, 1)
+    left = min(0.3 + 0.068 * max((len(label) for label in labels), default=4), 3.4)
+    figure = _figure_class()(figsize=(width, height))
+    figure.subplots_adjust(
+        left=left / width, right=1 - 0.2 / width, top=1 - top / height, bottom=0.5 / height
+    )
+    return figure, figure.subplots(1, 1, squeeze=False)[0][0]
+
+
+def _row_labels(ax: Any, labels: Sequence[str]) -> None:
+    """One row per label, top to bottom, labelled by plain text left of the axes.
+
+    Not y ticks: a tick is five artists, a tick per row costs far more than the row's bars. The
+    rows need no horizontal grid line either.
+    """
+    ax.set_ylim(len(labels) - 0.5, -0.5)
+    ax.set_yticks([])
+    ax.grid(False, axis="y")
+    place = ax.get_yaxis_transform()  # x in axes fractions, y in rows
+    for row, label in enumerate(labels):
+        ax.text(-0.015, row, label, transform=place, ha="right", va="center")
 
 
 def _svg(figure: Any, alt: str) -> str:
-    import matplotlib
-
     _counter[0] += 1
     buffer = io.StringIO()
-    settings: Any = {**_STYLE, "svg.hashsalt": f"modebench-figure-{_counter[0]}"}
-    with matplotlib.rc_context(settings):
-        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    # Called inside _styled's rc_context: the salt is undone with the rest of the style.
+    import matplotlib
+
+    matplotlib.rcParams["svg.hashsalt"] = f"modebench-figure-{_counter[0]}"
+    figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     text = _METADATA.sub("", _HEADER.sub("", buffer.getvalue(), count=1), count=1)
     text = _compact(text)
     # matplotlib numbers its groups per figure (figure_1, axes_1, …): make every id page-unique.
@@ -137,68 +178,164 @@ def _styled(draw: Any) -> Any:
         return draw()
 
 
-def curves_svg(panels: Sequence[tuple[str, str, Sequence[Series]]], title: str, alt: str) -> str:
-    """Side-by-side panels of estimates over k with shaded interval bands.
+# Small multiples, in inches: panel size, gaps (the vertical one holds a panel title) and margins.
+_COLUMNS = 5
+_PANEL = (1.75, 1.3)
+_GAP = (0.22, 0.42)
+_MARGIN = {"left": 0.75, "right": 0.15, "top": 0.95, "bottom": 0.55}
+_STYLES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D")
 
-    ``panels``: (panel title, y-axis label, series); every series is one run of one cell.
+
+def _k_ticks(largest: int) -> list[int]:
+    ticks = [k for k in (2**e for e in range(largest.bit_length())) if k <= largest]
+    return ticks + ([largest] if ticks[-1] != largest else [])
+
+
+def _y_ticks(probability: bool, top: float) -> tuple[tuple[float, float], list[float]]:
+    if probability:
+        return (-0.03, 1.03), [0.0, 0.5, 1.0]
+    from matplotlib.ticker import MaxNLocator
+
+    ticks = [float(t) for t in MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]).tick_values(0.0, top)]
+    ticks = [t for t in ticks if t <= top * 1.0001 + 1e-12] or [0.0]
+    return (-0.03 * top, top * 1.05), ticks
+
+
+def grids_svg(titles: Sequence[str], grids: Sequence[Grid]) -> list[str]:
+    """Estimates over k with shaded interval bands: one SVG per grid, a panel per title.
+
+    Every panel of a grid has the same scales (x: k on a log-2 axis up to the largest k shown;
+    y: 0 to 1 for a probability, else 0 to the largest value), so panels compare at a glance.
+    Each series is one run of one cell: colour, line style and marker all say which run.
+
+    Because the scales are shared, the panels are drawn as regions of ONE matplotlib axes
+    (coordinates in inches): a run's curves in every panel are one line, its bands one
+    collection, all frames and grid lines one collection each, the tick labels only on the outer
+    panels. A matplotlib axes per panel would cost tens of milliseconds each, for the same picture.
     """
 
-    def draw() -> str:
-        # One per cell and run: fixed margins keep a 25-cell page fast.
-        figure, axes = _figure(2.9 * len(panels), 2.5, len(panels), fixed=True)
-        for ax, (name, ylabel, series) in zip(axes, panels):
-            for one in series:
-                points = [
-                    (k, e, lo, hi)
-                    for k, e, lo, hi in zip(one.ks, one.estimate, one.low, one.high)
-                    if e is not None
-                ]
-                if not points:
-                    continue
-                ks = [p[0] for p in points]
-                colour = PALETTE[one.colour % len(PALETTE)]
-                # Line style and marker repeat the colour's message, so runs differ without colour too.
-                style = ("-", "--", ":", "-.")[one.colour % 4]
-                marker = ("o", "s", "^", "D")[one.colour % 4]
-                ax.plot(ks, [p[1] for p in points], linestyle=style, marker=marker, markersize=3.5, color=colour,
-                        label=one.label)  # fmt: skip
-                bands = [(p[0], p[2], p[3]) for p in points if p[2] is not None and p[3] is not None]
-                if bands:
-                    ax.fill_between([b[0] for b in bands], [b[1] for b in bands], [b[2] for b in bands],
-                                    color=colour, alpha=0.2, linewidth=0)  # fmt: skip
-            ax.set_xscale("log", base=2)
-            ax.set_xlabel("k (draws per prompt, log scale)")
-            ax.set_ylabel(ylabel)
-            ax.set_title(name)
-            ax.xaxis.set_major_formatter("{x:g}")
-            if len(series) > 1:
-                ax.legend(frameon=False, fontsize=7, loc="best")
-        figure.suptitle(title)
-        return _svg(figure, alt)
+    def draw() -> list[str]:
+        from matplotlib.collections import LineCollection, PolyCollection
 
-    return str(_styled(draw))
+        count = max(len(titles), 1)
+        columns = min(_COLUMNS, count)
+        rows = math.ceil(count / columns)
+        (pw, ph), (gx, gy), m = _PANEL, _GAP, _MARGIN
+        every = [one for grid in grids for panel in grid.panels for one in panel]
+        legend = len({one.label for one in every}) > 1
+        top = m["top"] if legend else m["top"] - 0.3  # room for a legend of the runs only when needed
+        area = (columns * pw + (columns - 1) * gx, rows * ph + (rows - 1) * gy)
+        width, height = m["left"] + area[0] + m["right"], top + area[1] + m["bottom"]
+        figure = _figure_class()(figsize=(width, height))
+        ax = figure.add_axes((m["left"] / width, m["bottom"] / height, area[0] / width, area[1] / height))
+        ax.set_axis_off()
+        ax.set_autoscale_on(False)
+        ax.set_xlim(0, area[0])
+        ax.set_ylim(-area[1], 0)
+        largest = max((k for one in every for k in one.ks), default=1)
+        ticks = _k_ticks(largest)
+        xlim = (-0.25, math.log2(largest) + 0.25)
+        # The lower-left corner of each panel, in inches from the area's top left.
+        corners = [((i % columns) * (pw + gx), -(i // columns) * (ph + gy) - ph) for i in range(len(titles))]
+
+        def at_x(corner: tuple[float, float], x: float) -> float:
+            return corner[0] + (x - xlim[0]) / (xlim[1] - xlim[0]) * pw
+
+        frames = []
+        for i, (title, corner) in enumerate(zip(titles, corners)):
+            x0, y0 = corner
+            frames.append([(x0, y0 + ph), (x0, y0), (x0 + pw, y0)])  # left and bottom spines
+            ax.text(x0 + pw / 2, y0 + ph + 0.05, title, fontsize=8, ha="center", va="bottom")
+            if i + columns >= len(titles):  # the bottom panel of its column: k labels
+                for k in ticks:
+                    ax.text(at_x(corner, math.log2(k)), y0 - 0.05, str(k), fontsize=7, ha="center", va="top")
+        ax.add_collection(LineCollection(frames, colors="#000000", linewidths=0.8), autolim=False)
+        figure.supxlabel("k (draws per prompt, log scale)", y=0.12 / height, va="bottom", fontsize=9)
+        ylabel = figure.supylabel("", x=0.12 / width, ha="left", fontsize=9)
+        heading = figure.suptitle("", y=1 - 0.12 / height, va="top", fontsize=10.5)
+        drawn = []
+        data: list[Any] = []
+        for grid in grids:
+            for artist in data:  # the frames, titles and k labels stay; the previous grid's data goes
+                artist.remove()
+            data.clear()
+            for old in list(figure.legends):
+                old.remove()
+            values = [v for panel in grid.panels for one in panel for v in (*one.estimate, *one.high)
+                      if v is not None]  # fmt: skip
+            ylim, yticks = _y_ticks(grid.probability, max(max(values, default=1.0), 1.0))
+
+            def at_y(corner: tuple[float, float], y: float) -> float:
+                return corner[1] + (y - ylim[0]) / (ylim[1] - ylim[0]) * ph  # noqa: B023
+
+            lines = []
+            for i, corner in enumerate(corners):
+                x0, x1 = corner[0], corner[0] + pw
+                lines += [[(at_x(corner, math.log2(k)), corner[1]), (at_x(corner, math.log2(k)), corner[1] + ph)]
+                          for k in ticks] + [[(x0, at_y(corner, y)), (x1, at_y(corner, y))] for y in yticks]  # fmt: skip
+                if i % columns == 0:  # the left panel of its row: value labels
+                    data += [ax.text(x0 - 0.05, at_y(corner, y), format(y, "g"), fontsize=7, ha="right",
+                                     va="center") for y in yticks]  # fmt: skip
+            data.append(ax.add_collection(LineCollection(lines, colors="#000000", alpha=0.12, linewidths=0.8,
+                                                         zorder=0.5), autolim=False))  # fmt: skip
+            # Per run: all its panels' points in one line (NaN breaks it between panels), all its
+            # bands in one collection.
+            curves: dict[int, tuple[str, list[float], list[float], list[list[tuple[float, float]]]]] = {}
+            for corner, panel in zip(corners, grid.panels):
+                for one in panel:
+                    points = [(at_x(corner, math.log2(k)), e, lo, hi) for k, e, lo, hi
+                              in zip(one.ks, one.estimate, one.low, one.high) if e is not None]  # fmt: skip
+                    if not points:
+                        continue
+                    _, xs, ys, bands = curves.setdefault(one.colour, (one.label, [], [], []))
+                    xs += [p[0] for p in points] + [math.nan]
+                    ys += [at_y(corner, p[1]) for p in points] + [math.nan]
+                    band = [(p[0], p[2], p[3]) for p in points if p[2] is not None and p[3] is not None]
+                    if band:
+                        bands.append([(x, at_y(corner, lo)) for x, lo, _ in band]
+                                     + [(x, at_y(corner, hi)) for x, _, hi in reversed(band)])  # fmt: skip
+            handles = []
+            for colour, (label, xs, ys, bands) in sorted(curves.items()):
+                shade = PALETTE[colour % len(PALETTE)]
+                if bands:
+                    data.append(ax.add_collection(PolyCollection(bands, facecolors=shade, alpha=0.2, linewidths=0),
+                                                  autolim=False))  # fmt: skip
+                (line,) = ax.plot(xs, ys, linestyle=_STYLES[colour % 4], marker=_MARKERS[colour % 4], markersize=3,
+                                  linewidth=1.2, color=shade, label=label)  # fmt: skip
+                data.append(line)
+                handles.append(line)
+            ylabel.set_text(grid.ylabel)
+            heading.set_text(grid.title)
+            if len(handles) > 1:
+                figure.legend(handles, [h.get_label() for h in handles], loc="upper center", ncols=len(handles),
+                              frameon=False, fontsize=8, bbox_to_anchor=(0.5, 1 - 0.4 / height))  # fmt: skip
+            drawn.append(_svg(figure, grid.alt))
+        return drawn
+
+    found: list[str] = _styled(draw)
+    return found
 
 
 def status_svg(rows: Sequence[tuple[str, Mapping[str, int]]], title: str, alt: str) -> str:
     """Horizontal stacked bars: the share of attempts per status, one bar per cell."""
 
     def draw() -> str:
-        figure, axes = _figure(6.8, 0.5 + 0.32 * max(len(rows), 1))
-        ax = axes[0]
         labels = [label for label, _ in rows]
+        figure, ax = _bars_figure(labels, len(rows), 0.75)
         left = [0.0] * len(rows)
         for status, colour in STATUS_COLOURS.items():
             shares = []
             for _, counts in rows:
                 total = sum(counts.values()) or 1
                 shares.append(100.0 * counts.get(status, 0) / total)
-            ax.barh(labels, shares, left=left, color=colour, label=status)
+            ax.barh(range(len(rows)), shares, left=left, color=colour, label=status)
             left = [a + b for a, b in zip(left, shares)]
         ax.set_xlim(0, 100)
-        ax.invert_yaxis()
+        _row_labels(ax, labels)
         ax.set_xlabel("share of graded attempts (%)")
-        ax.set_title(title)
-        ax.legend(ncols=4, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.08), fontsize=8)
+        figure.suptitle(title, y=0.98, va="top")
+        ax.legend(ncols=4, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8)
         return _svg(figure, alt)
 
     return str(_styled(draw))
@@ -210,17 +347,19 @@ def differences_svg(
     """A forest plot: one paired difference B − A per row with its interval; zero marked."""
 
     def draw() -> str:
-        figure, axes = _figure(6.8, 0.7 + 0.3 * max(len(rows), 1))
-        ax = axes[0]
-        for y, (_, estimate, low, high) in enumerate(rows):
-            if low is not None and high is not None:
-                ax.plot([low, high], [y, y], color=PALETTE[0], linewidth=2)
-            ax.plot([estimate], [y], marker="D", color=PALETTE[5], markersize=4)
+        figure, ax = _bars_figure([label for label, *_ in rows], len(rows), 0.4)
+        # One artist for all intervals and one for all estimates (an artist per row costs tens of ms).
+        spans = [
+            (y, low, high) for y, (_, _, low, high) in enumerate(rows) if low is not None and high is not None
+        ]
+        ax.hlines([y for y, _, _ in spans], [lo for _, lo, _ in spans], [hi for _, _, hi in spans],
+                  color=PALETTE[0], linewidth=2)  # fmt: skip
+        ax.plot([row[1] for row in rows], range(len(rows)), linestyle="none", marker="D", color=PALETTE[5],
+                markersize=4)  # fmt: skip
         ax.axvline(0.0, color="#000000", linewidth=0.8)
-        ax.set_yticks(range(len(rows)), [label for label, *_ in rows])
-        ax.invert_yaxis()
+        _row_labels(ax, [label for label, *_ in rows])
         ax.set_xlabel(xlabel)
-        ax.set_title(title)
+        ax.set_title(title, y=1.0)
         return _svg(figure, alt)
 
     return str(_styled(draw))
@@ -230,19 +369,18 @@ def retention_svg(rows: Sequence[tuple[str, float, float, float]], title: str, a
     """Stacked bars per cell: mean modes per prompt B keeps, loses and gains relative to A."""
 
     def draw() -> str:
-        figure, axes = _figure(6.8, 0.7 + 0.3 * max(len(rows), 1))
-        ax = axes[0]
         labels = [label for label, *_ in rows]
+        figure, ax = _bars_figure(labels, len(rows), 0.75)
         left = [0.0] * len(rows)
         parts = (("kept", 1, PALETTE[2]), ("lost", 2, PALETTE[5]), ("gained", 3, PALETTE[0]))
         for name, column, colour in parts:
             values = [float(row[column]) for row in rows]
-            ax.barh(labels, values, left=left, color=colour, label=name)
+            ax.barh(range(len(rows)), values, left=left, color=colour, label=name)
             left = [a + b for a, b in zip(left, values)]
-        ax.invert_yaxis()
+        _row_labels(ax, labels)
         ax.set_xlabel("modes per prompt (mean count of canonical keys)")
-        ax.set_title(title)
-        ax.legend(ncols=3, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.08), fontsize=8)
+        figure.suptitle(title, y=0.98, va="top")
+        ax.legend(ncols=3, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8)
         return _svg(figure, alt)
 
     return str(_styled(draw))

@@ -54,7 +54,10 @@ def html_report(
         base = completed_runs[0]
         for other in completed_runs[1:]:
             first: Observer = builders[base].observe if not done[base] else entry_summary
-            results[other] = compare(receipts[base], receipts[other], None, chosen,
+            # The page shows pass@k and E[distinct@k] differences at each cell's saved draws only:
+            # asking for those k alone spares the bootstrap the other k points.
+            ks = sorted({cell["k"] for i in (base, other) for cell in opened[i].payload["cells"]})
+            results[other] = compare(receipts[base], receipts[other], ks, chosen,
                                      observers=(first, builders[other].observe))  # fmt: skip
             done[base] = done[other] = True
     for i, builder in enumerate(builders):
@@ -63,10 +66,11 @@ def html_report(
                 pass
     runs: list[RunDigest] = [builder.build() for builder in builders]
     indexes: list[RowIndex | None] = [run_curves(run, chosen)[1] if run.completed else None for run in runs]
-    sections = [run_section(run, i, indexes[i]) for i, run in enumerate(runs)]
     completed = [(i, run, rows) for i, (run, rows) in enumerate(zip(runs, indexes)) if rows is not None]
+    overlaid = len(runs) > 1 and len(completed) > 1  # then each run's curves are in the overlay only
+    sections = [run_section(run, i, indexes[i], curves=not overlaid) for i, run in enumerate(runs)]
     if len(runs) > 1:
-        if len(completed) > 1:
+        if overlaid:
             sections.insert(0, overlay_section(completed))
             base_run = completed[0]
             for other_run in completed[1:]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from modebench.diagnostics import UNSCORABLE
@@ -22,7 +22,15 @@ from modebench.stats.bootstrap import Bootstrap
 from modebench.stats.summary import curves_from_profiles
 from modebench.stats.table import StatsTable
 
-__all__ = ["RowIndex", "cell_label", "ordered_cells", "run_curves", "run_section", "status_groups"]
+__all__ = [
+    "RowIndex",
+    "cell_label",
+    "curve_figures",
+    "ordered_cells",
+    "run_curves",
+    "run_section",
+    "status_groups",
+]
 
 #: Up to this many draws every k is a curve point; beyond it, powers of two and the draws.
 DENSE_K = 32
@@ -147,30 +155,59 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" + ("" if count == 1 else "s")
 
 
-def _curves(run: RunDigest, index: int, rows: RowIndex) -> list[str]:
-    parts = ['<div class="grid">']
-    for cell in ordered_cells(run):
-        key = (cell.level, cell.domain, cell.draws)
-        level, domain, draws = key
-        series = []
-        for metric in ("pass_at_k", "distinct_at_k"):
-            points = sorted((r["k"], r) for (lv, dm, dr, m, _), r in rows.items()
-                            if (lv, dm, dr, m) == (level, domain, draws, metric))  # fmt: skip
-            series.append(figures.Series(run_label(run, index), index, [k for k, _ in points],
-                                         [r["estimate"] for _, r in points], [r["ci_low"] for _, r in points],
-                                         [r["ci_high"] for _, r in points]))  # fmt: skip
-        label = cell_label(level, domain)
-        alt = (f"{label}: unbiased pass@k and E[distinct@k] for k = 1 to {draws}, with bootstrap bands; "
-               f"pass@{draws} = {number(series[0].estimate[-1] if series[0].estimate else None)}, "
-               f"E[distinct@{draws}] = {number(series[1].estimate[-1] if series[1].estimate else None)}")  # fmt: skip
-        svg = figures.curves_svg(
-            [("pass@k", "pass@k (probability)", [series[0]]),
-             ("E[distinct@k]", "E[distinct@k] (verified modes)", [series[1]])],
-            f"{label}: success and diversity over k ({_plural(cell.prompts, 'prompt')})", alt,
-        )  # fmt: skip
-        parts.append(figure(svg, alt, "curves"))
-    parts.append("</div>")
-    return parts
+#: The curve figures: (row metric, a probability?, y-axis label, name in titles, name at one k).
+_CURVES = (
+    ("pass_at_k", True, "pass@k (probability)", "pass@k", "pass@{k}"),
+    ("distinct_at_k", False, "E[distinct@k] (verified modes)", "E[distinct@k]", "E[distinct@{k}]"),
+)
+
+
+def curve_figures(runs: Sequence[tuple[int, RunDigest, RowIndex]], kind: str) -> list[str]:
+    """pass@k and E[distinct@k] over k: one small-multiples figure per metric, a panel per
+    (level, domain) of any run, every run's curve and bootstrap band in each panel."""
+    keys: dict[tuple[int, str], None] = {}
+    for _, run, _ in runs:
+        for cell in ordered_cells(run):
+            keys.setdefault((cell.level, cell.domain), None)
+    # Each row index grouped once: (level, domain, metric) -> draws -> [(k, row)].
+    grouped: list[dict[tuple[Any, Any, str], dict[int, list[tuple[int, dict[str, Any]]]]]] = []
+    for _, _, rows in runs:
+        found: dict[tuple[Any, Any, str], dict[int, list[tuple[int, dict[str, Any]]]]] = {}
+        for (level, domain, draws, metric, k), row in rows.items():
+            if k is not None:
+                found.setdefault((level, domain, metric), {}).setdefault(draws, []).append((k, row))
+        grouped.append(found)
+    names = " and ".join(run_label(run, index) for index, run, _ in runs)
+    prompts: list[Counter[tuple[int, str]]] = []
+    for _, run, _ in runs:
+        prompts.append(Counter())
+        for cell in run.cells.values():
+            prompts[-1][(cell.level, cell.domain)] += cell.prompts
+    grids = []
+    for metric, probability, ylabel, name, at in _CURVES:
+        panels, facts = [], []
+        for level, domain in keys:
+            series, said = [], []
+            for (index, run, _), by_cell, counts in zip(runs, grouped, prompts):
+                for _draws, points in sorted(by_cell.get((level, domain, metric), {}).items()):
+                    points.sort(key=lambda item: item[0])
+                    shown = [row for _, row in points]
+                    series.append(figures.Series(run_label(run, index), index, [k for k, _ in points],
+                                                 [r["estimate"] for r in shown], [r["ci_low"] for r in shown],
+                                                 [r["ci_high"] for r in shown]))  # fmt: skip
+                    last = shown[-1]
+                    who = f"{run_label(run, index)} " if len(runs) > 1 else ""
+                    said.append(f"{who}({_plural(counts.get((level, domain), 0), 'prompt')}) "
+                                f"{at.format(k=points[-1][0])} = {number(last['estimate'])} "
+                                f"[{number(last['ci_low'])}, {number(last['ci_high'])}]")  # fmt: skip
+            panels.append(series)
+            facts.append(f"{cell_label(level, domain)}: " + ("; ".join(said) if said else "nothing to plot"))
+        alt = (f"{name} over k = 1 to the saved draws for {names}, one panel per cell on the same scales, "
+               f"with bootstrap bands; at the largest k: " + " | ".join(facts))  # fmt: skip
+        title = f"{name} over k per cell: {names}" if len(runs) > 1 else f"{name} over k per cell"
+        grids.append(figures.Grid(title, ylabel, alt, panels, probability))
+    titles = [cell_label(level, domain) for level, domain in keys]
+    return [figure(svg, grid.alt, kind) for svg, grid in zip(figures.grids_svg(titles, grids), grids)]
 
 
 def _status(run: RunDigest) -> str:
@@ -229,8 +266,11 @@ def _failed(run: RunDigest) -> str:
     )
 
 
-def run_section(run: RunDigest, index: int, rows: RowIndex | None) -> str:
-    """The HTML of one receipt; ``rows`` is its statistics index (None for a failed run)."""
+def run_section(run: RunDigest, index: int, rows: RowIndex | None, *, curves: bool = True) -> str:
+    """The HTML of one receipt; ``rows`` is its statistics index (None for a failed run).
+
+    ``curves=False`` where the page overlays every run's curves already (a comparison).
+    """
     parts = [
         f'<section data-run="{index}"><h2>{esc(run_label(run, index))}: {esc(run.path)}</h2>',
         _identity(run),
@@ -239,7 +279,12 @@ def run_section(run: RunDigest, index: int, rows: RowIndex | None) -> str:
         parts += [_failed(run), "<h3>Status breakdown</h3>", _status(run), "</section>"]
         return "".join(parts)
     parts += ["<h3>Cells</h3>", _cell_table(run, index, rows), "<h3>pass@k and E[distinct@k] over k</h3>"]
-    parts += _curves(run, index, rows)
+    if curves:
+        parts += curve_figures([(index, run, rows)], "curves")
+    else:
+        parts.append(
+            '<p class="note">This run\'s curves are drawn with the other runs\' in "Curves overlaid".</p>'
+        )
     parts += ["<h3>Status breakdown</h3>", _status(run)]
     parts += [_examples(cell) for cell in ordered_cells(run)]
     parts.append("</section>")
