@@ -109,20 +109,27 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--base", type=int, help="grade this many prompts and repeat them up to each size")
     parser.add_argument("--output")
+    parser.add_argument("--keep", help="build the receipts in this directory and reuse them on later runs")
     args = parser.parse_args()
     pool = _pool()
     runs = []
     base: list[Path] = []
-    with tempfile.TemporaryDirectory(prefix="modebench-stats-bench-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="modebench-stats-bench-") as temporary:
+        scratch = args.keep or temporary
+        Path(scratch).mkdir(parents=True, exist_ok=True)
         for prompts in args.sizes:
             started = time.perf_counter()
             if args.base:
                 from benchmark_report import replicate
 
                 root = Path(scratch)
-                if not base:  # graded once, repeated to every size
-                    base.extend(evaluate(path) for path in write_inputs(root, args.base, args.k, pool))
-                a, b = (replicate(r, prompts, root / f"{n}-{prompts}-big.json") for r, n in zip(base, "ab"))
+                kept = [root / f"{n}-{prompts}-big.json" for n in "ab"]
+                if all(path.exists() for path in kept):  # built by an earlier run with --keep
+                    a, b = kept
+                else:
+                    if not base:  # graded once, repeated to every size
+                        base.extend(evaluate(path) for path in write_inputs(root, args.base, args.k, pool))
+                    a, b = (replicate(r, prompts, path) for r, path in zip(base, kept))
             else:
                 a, b = (evaluate(path) for path in write_inputs(Path(scratch), prompts, args.k, pool))
             graded = time.perf_counter() - started
