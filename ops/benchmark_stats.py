@@ -48,8 +48,11 @@ with redirect_stdout(buffer):
     code = main(sys.argv[2:])
 elapsed = time.perf_counter() - started
 usage = resource.getrusage(resource.RUSAGE_SELF)
+workers = resource.getrusage(resource.RUSAGE_CHILDREN)  # a parallel pass's worker processes
 print(json.dumps({"seconds": elapsed, "cpu_seconds": usage.ru_utime + usage.ru_stime, "exit": code,
-                  "output_bytes": len(buffer.getvalue()), "peak_rss_kib": usage.ru_maxrss}))
+                  "worker_cpu_seconds": workers.ru_utime + workers.ru_stime,
+                  "output_bytes": len(buffer.getvalue()), "peak_rss_kib": usage.ru_maxrss,
+                  "worker_peak_rss_kib": workers.ru_maxrss}))
 """
 
 
@@ -96,7 +99,9 @@ def measure(arguments: list[str]) -> dict[str, Any]:
     return {
         "seconds": round(result["seconds"], 2),
         "cpu_seconds_incl_startup": round(result["cpu_seconds"], 2),
+        "worker_cpu_seconds": round(result["worker_cpu_seconds"], 2),
         "peak_rss_mib": round(result["peak_rss_kib"] / 1024, 1),
+        "worker_peak_rss_mib": round(result["worker_peak_rss_kib"] / 1024, 1),
         "exit": result["exit"],
         "output_bytes": result["output_bytes"],
         "load_average_1min_at_start": round(load, 2),

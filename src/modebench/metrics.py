@@ -209,6 +209,13 @@ class CellAccumulator:
         if max(len(self._accuracy), len(self._passed), len(self._pcmd)) > self.DISTINCT_VALUES:
             self._fold()
 
+    def merge(self, other: CellAccumulator) -> None:
+        """Add the prompts of another accumulator (exact sums: the order of merging does not matter)."""
+        self.add_counted(
+            other.prompts, other._accuracy, other._passed, other.distinct, other.defined, other._pcmd
+        )
+        self._sums = [mine + theirs for mine, theirs in zip(self._sums, other._sums)]
+
     def _fold(self) -> None:
         """Move the counted values into the exact sums."""
         sums = self._sums

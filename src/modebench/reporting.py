@@ -214,9 +214,12 @@ def _strict_lines(journal: Path) -> Iterator[Any]:
             yield loads(line)
 
 
-def sequenced(entries: Iterable[Any], expected: int) -> Iterator[dict[str, Any]]:
-    """The decoded journal ``entries``, refused unless they are ``expected`` results in sequence."""
-    index = 0
+def sequenced(entries: Iterable[Any], expected: int | None, start: int = 0) -> Iterator[dict[str, Any]]:
+    """The decoded journal ``entries``, refused unless they are ``expected`` results in sequence.
+
+    ``start``: the sequence number of the first entry (a chunk of a journal; ``expected`` None).
+    """
+    index = start
     for entry in entries:
         if (
             not isinstance(entry, dict)
@@ -226,7 +229,7 @@ def sequenced(entries: Iterable[Any], expected: int) -> Iterator[dict[str, Any]]
             raise InputError("detailed-result sequence mismatch")
         yield entry
         index += 1
-    if index != expected:
+    if expected is not None and index - start != expected:
         raise InputError("detailed-result count mismatch")
 
 

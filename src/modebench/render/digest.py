@@ -164,6 +164,6 @@ class DigestBuilder:
 def digest(path: str | os.PathLike[str]) -> RunDigest:
     """Read and validate a receipt, then reduce its journal to what the report shows (one pass)."""
     builder = DigestBuilder(open_receipt(path))
-    for _ in builder.receipt.entries(builder.observe):
+    for _ in builder.receipt.entries(builder.observe, light=True):
         pass
     return builder.build()

@@ -62,7 +62,7 @@ def html_report(
             done[base] = done[other] = True
     for i, builder in enumerate(builders):
         if not done[i]:
-            for _ in builder.receipt.entries(builder.observe):
+            for _ in builder.receipt.entries(builder.observe, light=True):
                 pass
     runs: list[RunDigest] = [builder.build() for builder in builders]
     indexes: list[RowIndex | None] = [run_curves(run, chosen)[1] if run.completed else None for run in runs]

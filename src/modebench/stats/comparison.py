@@ -95,8 +95,13 @@ def _join(
     totals = [0, 0]
     differing: list[str] = []
     twice: InputError | None = None  # raised once both receipts were read, as before (their checks first)
-    light = observers is None  # an observer may read the whole result
-    for pair in lockstep(lambda: completed_receipt(a), lambda: completed_receipt(b), *reducers, light=light):
+    for pair in lockstep(
+        lambda: completed_receipt(a),
+        lambda: completed_receipt(b),
+        *reducers,
+        light=True,
+        parallel=observers is None,
+    ):
         if twice is not None:
             continue
         if pair[0] is not None and pair[1] is not None and _key(pair[0]) == _key(pair[1]):
@@ -276,7 +281,9 @@ def iter_prompt_retention(a: str | os.PathLike[str], b: str | os.PathLike[str]) 
     Records are yielded only after both receipts passed every check (a first pass that keeps
     nothing), so a caller printing them never prints a record of a receipt that is then refused.
     """
-    for _ in lockstep(lambda: completed_receipt(a), lambda: completed_receipt(b), _nothing, light=True):
+    for _ in lockstep(
+        lambda: completed_receipt(a), lambda: completed_receipt(b), _nothing, light=True, parallel=True
+    ):
         pass
     for mine, other in _join(a, b):
         yield {

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from modebench.diagnostics import VerifierExecutionError
 from modebench.metrics import verified_mode_counts
+from modebench.stats import chunks
 from modebench.stats.journal import Entry, Receipt, fast_modes, open_receipt
 from modebench.validation import InputError
 
@@ -52,6 +53,11 @@ class PromptSummary:
     cell: CellKey
     profile: Profile
     modes: Mapping[str, int]  # verified draws per canonical key
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled by field (a parallel pass sends every summary to the parent, stats/chunks.py):
+        # a frozen dataclass's default pickling costs five times as much.
+        return PromptSummary, (self.id, self.reference_sha256, self.cell, self.profile, self.modes)
 
 
 def summarize_prompt(
@@ -134,12 +140,24 @@ def iter_summaries(path: str | os.PathLike[str]) -> Iterator[PromptSummary]:
     Errors of the receipt's checks come at the end of the iteration (see
     :meth:`modebench.stats.journal.Receipt.entries`): use the summaries once it is exhausted.
     """
-    return completed_receipt(path).entries(entry_summary, light=True)
+    return chunks.entries(completed_receipt(path), entry_summary, light=True)
 
 
 def cell_profiles(path: str | os.PathLike[str]) -> dict[CellKey, Counter[Profile]]:
-    """Profile frequencies per cell, in receipt order of first appearance."""
+    """Profile frequencies per cell, in receipt order of first appearance.
+
+    Counted where the journal is read (each worker of a parallel pass counts its chunk), so no
+    per-prompt summary leaves the reading process; the counts of consecutive chunks add up.
+    """
     cells: dict[CellKey, Counter[Profile]] = {}
-    for summary in iter_summaries(path):
+    for part in chunks.folded(completed_receipt(path), entry_summary, _count_profiles, light=True):
+        for cell, counts in part.items():
+            cells.setdefault(cell, Counter()).update(counts)
+    return cells
+
+
+def _count_profiles(summaries: Iterable[PromptSummary]) -> dict[CellKey, Counter[Profile]]:
+    cells: dict[CellKey, Counter[Profile]] = {}
+    for summary in summaries:
         cells.setdefault(summary.cell, Counter())[summary.profile] += 1
     return cells

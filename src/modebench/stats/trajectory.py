@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from modebench.identity import file_sha256
+from modebench.stats import chunks
 from modebench.stats.profiles import CellKey, Profile, PromptSummary, completed_receipt, entry_summary
 from modebench.stats.summary import curves_from_profiles
 from modebench.stats.table import StatsTable
@@ -114,7 +115,7 @@ def trajectory_table(
     first: dict[PromptKey, tuple[str, dict[str, int]]] | None = None
     for step, receipt in ordered:
         reader = _Step(receipt, first)
-        for summary in completed_receipt(receipt).entries(entry_summary, light=True):
+        for summary in chunks.entries(completed_receipt(receipt), entry_summary, light=True):
             reader.add(summary)
         reader.check()
         if first is None:

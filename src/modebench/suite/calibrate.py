@@ -17,6 +17,7 @@ from typing import Any
 
 from modebench.identity import file_sha256
 from modebench.publish import atomic_output
+from modebench.stats import chunks
 from modebench.stats.journal import Entry, open_receipt
 from modebench.suite.ids import natural_key, write_ids
 from modebench.validation import InputError, unit_fraction
@@ -62,7 +63,9 @@ def calibrate(
     opened = open_receipt(receipt)
     completed = opened.completed
     tasks = [
-        task for task in opened.entries(_task if completed else _nothing, light=True) if task is not None
+        task
+        for task in chunks.entries(opened, _task if completed else _nothing, light=True)
+        if task is not None
     ]
     if not completed:
         raise InputError("calibration requires a completed receipt: scores of a failed run are unavailable")

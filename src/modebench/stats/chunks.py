@@ -1,0 +1,294 @@
+"""A journal pass split over processes: chunks of lines checked and reduced in parallel.
+
+Reading a large journal is decoding-bound (about 60 µs a line in one process, most of ``stats``
+on a 100k-prompt receipt), and its lines are independent: each is checked against its own
+sequence number, tallied and reduced on its own, and the receipt's recomputation only sums exact
+per-cell totals. So the parent reads the file once, hashing it and cutting it into chunks of
+whole lines (each with the sequence number of its first line); forked workers run the same
+:class:`~modebench.stats.journal.Scan` as the sequential pass over each chunk and send back its
+reductions and totals; the parent yields the reductions in journal order, merges the totals and
+makes the receipt's checks.
+
+Only a pass where everything is in order finishes in parallel. At the first sign of anything
+else (a chunk that fails or whose ``reduce`` fails, a count, hash, recomputation or identity
+check that does not pass) the sequential pass is replayed from the start, skipping the
+reductions already yielded: errors, their order and every value are those of the sequential
+pass by construction, and bad input costs one more read.
+
+Parallel reading needs ``fork`` (workers inherit ``reduce``, which need not pickle, and start in
+milliseconds) and a process with no other thread (forking one is unsafe); elsewhere, for small
+journals and on one core the pass stays sequential. See ``docs/statistics.md``.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import itertools
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import closing, contextmanager
+from typing import Any, TypeVar
+
+from modebench.metrics import CellAccumulator
+from modebench.reporting import (
+    MAX_RESULT_LINE_BYTES,
+    V3,
+    check_identity,
+    check_recomputed,
+    journal_path,
+    open_regular,
+    recompute_policy,
+    recompute_threshold,
+)
+from modebench.stats.journal import Entry, Receipt, Scan, acyclic
+from modebench.validation import InputError
+
+__all__ = ["CHUNK_BYTES", "MIN_BYTES", "entries", "folded", "processes"]
+
+T = TypeVar("T")
+U = TypeVar("U")
+#: Journals smaller than this are read in one process (forking costs more than it saves).
+MIN_BYTES = 32 << 20
+#: Bytes of whole lines per chunk: enough to amortise a task, few enough to keep memory small.
+CHUNK_BYTES = 4 << 20
+_MAX_PROCESSES = 8
+_BLOCK = 1 << 20
+
+_Totals = tuple[int, dict[str, int], dict[str, int], dict[tuple[int, str, int], CellAccumulator]]
+_job: tuple[str, str, Callable[[Entry], Any], Any, bool] | None = None  # set in each worker
+
+
+def processes() -> int:
+    """Worker processes for a parallel pass (1: read sequentially)."""
+    if sys.platform == "win32" or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if any(thread is not threading.main_thread() and thread not in _OURS for thread in threading.enumerate()):
+        return 1  # another thread could hold a lock at the fork; our own pools' threads do not
+    return max(
+        1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, _MAX_PROCESSES)
+    )
+
+
+def entries(receipt: Receipt, reduce: Callable[[Entry], T], light: bool, share: int = 1) -> Iterator[T]:
+    """``receipt.entries(reduce, light=light)`` of a v4 receipt, in parallel where that pays.
+
+    ``share``: passes read at the same time (a comparison reads two), which share the cores.
+    """
+    workers = _workers(receipt, share)
+    if not workers:
+        yield from receipt.entries(reduce, light=light)
+        return
+    yielded = 0
+    with acyclic(), closing(_parallel(receipt, reduce, None, light, workers)) as parallel:
+        for values, count in parallel:
+            if values is _REPLAY:
+                break
+            yielded += count
+            yield from values
+        else:
+            return
+    yield from itertools.islice(receipt.entries(reduce, light=light), yielded, None)
+
+
+def folded(
+    receipt: Receipt, reduce: Callable[[Entry], T], fold: Callable[[Iterable[T]], U], light: bool
+) -> Iterator[U]:
+    """``fold`` of consecutive runs of ``receipt.entries(reduce, light=light)`` covering them all.
+
+    Workers fold their chunk's reductions themselves, so only the folds (small, when ``fold``
+    aggregates) travel to this process; the caller combines them. ``fold`` gets an iterator and
+    must consume it whole (the pass's errors are raised at its end).
+    """
+    workers = _workers(receipt, 1)
+    if not workers:
+        yield fold(receipt.entries(reduce, light=light))
+        return
+    yielded = 0
+    with acyclic(), closing(_parallel(receipt, reduce, fold, light, workers)) as parallel:
+        for values, count in parallel:
+            if values is _REPLAY:
+                break
+            yielded += count
+            yield from values
+        else:
+            return
+    yield fold(itertools.islice(receipt.entries(reduce, light=light), yielded, None))
+
+
+def _workers(receipt: Receipt, share: int) -> int:
+    """Worker processes for this receipt's pass (0: read it sequentially, in this process)."""
+    if receipt.payload["schema"] == V3:
+        return 0
+    cores = processes()
+    if cores < 2:
+        return 0
+    try:
+        size = journal_path(receipt.path, receipt.payload).stat().st_size
+    except (OSError, InputError, KeyError, TypeError):
+        return 0  # the sequential pass reports it
+    # With passes sharing the cores, one worker each still moves a pass off this process.
+    return max(1, cores // share) if size >= MIN_BYTES else 0
+
+
+_REPLAY: Any = object()
+_Chunk = tuple[list[Any], int]  # reductions (or their fold) and how many entries they cover
+
+
+def _parallel(
+    receipt: Receipt, reduce: Callable[[Entry], Any], fold: Any, light: bool, workers: int
+) -> Generator[_Chunk, None, None]:
+    """Each chunk's reductions, then the pass's checks; ``(_REPLAY, 0)`` once anything is not in order."""
+    payload = receipt.payload
+    reference = payload["prompt_results"]
+    try:
+        threshold = recompute_threshold(payload)
+        policy = recompute_policy(payload)
+        path = journal_path(receipt.path, payload)
+        handle = open_regular(path)
+    except InputError:
+        yield _REPLAY, 0
+        return
+    digest = hashlib.sha256()
+    totals: list[_Totals] = []
+    context = multiprocessing.get_context("fork")
+    job = (os.fspath(path), policy, reduce, fold, light)
+    with handle, _pool(context, workers, job) as pool:
+        pending: deque[Any] = deque()
+        for task in _chunks(handle, digest):
+            pending.append(pool.apply_async(_scan, (task,)))
+            while len(pending) > 2 * workers:  # in flight: bounded, so memory stays flat
+                if not (yield from _take(pending.popleft(), totals)):
+                    return
+        while pending:
+            if not (yield from _take(pending.popleft(), totals)):
+                return
+        pool.close()  # every task is done: the workers exit on their own
+        pool.join()
+    if not _checks(payload, reference, digest.hexdigest(), totals, policy, threshold):
+        yield _REPLAY, 0
+
+
+_OURS: set[threading.Thread] = set()  # the handler threads of the pools of passes under way
+
+
+@contextmanager
+def _pool(context: Any, workers: int, job: tuple[Any, ...]) -> Iterator[Any]:
+    """A pool of forked workers for one pass; its handler threads are known as ours meanwhile
+    (a comparison reads two journals at once, so the second pool forks beside the first's)."""
+    before = set(threading.enumerate())
+    with context.Pool(workers, initializer=_start, initargs=(job,)) as pool:
+        threads = set(threading.enumerate()) - before
+        _OURS.update(threads)
+        try:
+            yield pool
+        finally:
+            _OURS.difference_update(threads)
+
+
+def _take(result: Any, totals: list[_Totals]) -> Generator[_Chunk, None, bool]:
+    """Yield one chunk; False when it was not in order (``_REPLAY`` yielded instead)."""
+    values, count, chunk_totals = result.get()
+    if chunk_totals is None:
+        yield _REPLAY, 0
+        return False
+    totals.append(chunk_totals)
+    yield values, count
+    return True
+
+
+def _checks(
+    payload: dict[str, Any],
+    reference: dict[str, Any],
+    sha256: str,
+    totals: list[_Totals],
+    policy: str,
+    threshold: int,
+) -> bool:
+    """Whether every check of the sequential pass passes on the merged totals."""
+    if sum(count for count, *_ in totals) != reference["records"] or sha256 != reference["sha256"]:
+        return False
+    merged = Scan(policy)
+    cells: dict[tuple[int, str, int], CellAccumulator] = {}
+    for _, counts, counted, accumulators in totals:  # in journal order: cells by first appearance
+        for status, count in counts.items():
+            merged.tally.counts[status] = merged.tally.counts.get(status, 0) + count
+        for status, count in counted.items():
+            merged.tally.counted[status] = merged.tally.counted.get(status, 0) + count
+        for key, accumulator in accumulators.items():
+            if key in cells:
+                cells[key].merge(accumulator)
+            else:
+                cells[key] = accumulator
+    try:
+        check_recomputed(payload, merged.tally, cells, threshold)
+        check_identity(payload)
+    except InputError:
+        return False
+    return True
+
+
+def _chunks(handle: Any, digest: Any) -> Iterator[tuple[int, int, int]]:
+    """``(offset, size, first sequence number)`` of chunks of whole lines, hashing the file."""
+    offset = position = first = lines = 0  # lines: counted in the current chunk so far
+    while block := handle.read(_BLOCK):
+        digest.update(block)
+        start, position = position, position + len(block)
+        if position - offset >= CHUNK_BYTES:
+            cut = block.rfind(b"\n") + 1
+            if cut:
+                lines += block.count(b"\n", 0, cut)
+                yield offset, start + cut - offset, first
+                offset, first = start + cut, first + lines
+                lines = block.count(b"\n", cut)
+                continue
+        lines += block.count(b"\n")
+    if position > offset:
+        yield offset, position - offset, first
+
+
+def _start(job: tuple[str, str, Callable[[Entry], Any], Any, bool]) -> None:
+    global _job
+    _job = job
+    # The parent's handlers are the CLI's (Ctrl-C, SIGTERM raise in the caller): a worker is
+    # stopped by its pool, not by raising inside the pool's own queue handling.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.disable()  # as in the sequential pass (journal.acyclic); the worker ends with the pass
+
+
+def _lines(data: bytes) -> Iterator[bytes]:
+    parts = data.split(b"\n")
+    last = parts.pop()
+    for part in parts:
+        yield part + b"\n"
+    if last:
+        yield last
+
+
+def _scan(task: tuple[int, int, int]) -> tuple[list[Any], int, _Totals | None]:
+    """One chunk's reductions (or their fold), their number and totals (None: the parent replays)."""
+    assert _job is not None
+    path, policy, reduce, fold, light = _job
+    offset, size, first = task
+    if size >= MAX_RESULT_LINE_BYTES:  # a line could reach the limit: the sequential pass decides
+        return [], 0, None
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        data = handle.read(size)
+    scan = Scan(policy)
+    try:
+        values = list(scan.run(_lines(data), first, reduce, light))
+        count = len(values)
+        if fold is not None:
+            values = [fold(iter(values))]
+    except Exception:  # whatever it is, the sequential replay meets it where it belongs
+        return [], 0, None
+    if scan.deferred is not None or len(data) != size:
+        return [], 0, None
+    return values, count, (scan.count, scan.tally.counts, scan.tally.counted, scan.accumulators())
