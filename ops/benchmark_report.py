@@ -7,10 +7,12 @@ prompt's first mode) are evaluated for real, then each journal is repeated until
 `--prompts` records (ids made unique, sequence renumbered, the receipt's journal count and hash
 updated). Every repeat is an exact copy, so every cell mean in the receipt stays exact; the report
 reads all 100k journal records, as it would for a graded run. Each render runs in a fresh process
-that reports wall time, CPU seconds and peak RSS; the page size is measured on disk. A second fresh
-process per page splits its CPU seconds: the statistics (the journal pass, the curves' bootstrap and
-the comparison) and the rendering (the matplotlib import, every figure and the HTML), the split
-`render_html` itself does not report, measured by timing the page's section builders.
+that reports wall time, CPU seconds and peak RSS, its own and its worker processes' (large
+journals are read by forked workers); the page size is measured on disk. A second fresh process per
+page splits its own CPU seconds: the statistics (what of the journal pass, the curves' bootstrap
+and the comparison runs in that process) and the rendering (the matplotlib import, every figure and
+the HTML), the split `render_html` itself does not report, measured by timing the page's section
+builders.
 
     python ops/benchmark_report.py --base 1000 --prompts 100000 --output evidence/report-benchmark.json
 

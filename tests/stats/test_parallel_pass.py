@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,13 +37,13 @@ def split(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 3000)
     monkeypatch.setattr(chunks, "processes", lambda: 2)
     pools: list[int] = []
-    original = chunks._pool
+    original = chunks.worker_pool
 
-    def counting(context: Any, workers: int, job: Any) -> Any:
+    def counting(workers: int, start: Any, job: Any) -> Any:
         pools.append(workers)
-        return original(context, workers, job)
+        return original(workers, start, job)
 
-    monkeypatch.setattr(chunks, "_pool", counting)
+    monkeypatch.setattr(chunks, "worker_pool", counting)
     return pools
 
 
@@ -165,7 +166,7 @@ def test_a_journal_smaller_than_the_threshold_is_read_here(
     size = journal_path(receipts["walkthrough"], read_report(receipts["walkthrough"])).stat().st_size
     monkeypatch.setattr(chunks, "MIN_BYTES", size + 1)
     started: list[int] = []
-    monkeypatch.setattr(chunks, "_pool", lambda *args: started.append(1))
+    monkeypatch.setattr(chunks, "worker_pool", lambda *args: started.append(1))
     curves(receipts["walkthrough"])
     assert not started
 
@@ -225,3 +226,35 @@ def test_merged_accumulators_equal_one_accumulator() -> None:
         whole.pcmd_squares,
         whole.distinct,
     )
+
+
+def test_aligned_runs_are_paired_side_by_side(receipts: dict[str, Path], split: list[int]) -> None:
+    from modebench.stats.paired import paired_groups
+
+    found = paired_groups(receipts["walkthrough"], receipts["collapsed"])
+    assert found is not None and found[1] == len(
+        journal_path(receipts["walkthrough"], read_report(receipts["walkthrough"])).read_bytes().splitlines()
+    )
+    # Another order or a subset, a prompt graded against another reference: the sequential way.
+    assert paired_groups(receipts["collapsed"], receipts["subset"]) is None
+    assert paired_groups(receipts["walkthrough"], receipts["altered"]) is None
+    expected = _outcome(lambda: compare(receipts["walkthrough"], receipts["altered"]))
+    assert expected.startswith("the runs grade different prompts")
+
+
+def test_pages_read_in_parallel_equal_sequential(
+    receipts: dict[str, Path], split: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("matplotlib")
+    from modebench.render.html import html_report
+
+    def pages() -> list[str]:
+        runs = [receipts["walkthrough"], receipts["collapsed"]]
+        found = [html_report(runs[:1]), html_report(runs), html_report([*runs, receipts["subset"]])]
+        # Figure and clip-path ids count the figures drawn in the process so far.
+        return [re.sub(r"\b(fig\d+|f\d+-[a-z][0-9a-f]+)", "id", page) for page, _ in found]
+
+    parallel = pages()
+    assert len(split) >= 3
+    _sequential(monkeypatch)
+    assert pages() == parallel

@@ -13,11 +13,12 @@ import functools
 import heapq
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from modebench.diagnostics import UNSCORABLE
+from modebench.stats import chunks
 from modebench.stats.journal import Entry, Receipt, open_receipt
 from modebench.stats.profiles import CellKey, Profile, PromptSummary, entry_summary
 
@@ -123,12 +124,10 @@ class DigestBuilder:
         self.receipt = receipt
         self.cells: dict[CellKey, CellDigest] = {}
         self.diagnostics: list[Diagnostic] = []
-        self.index = 0
 
     def add(self, entry: Entry, summary: PromptSummary | None) -> None:
         level, domain, draws, result = entry.level, entry.domain, entry.draws, entry.result
-        index = self.index
-        self.index += 1
+        index = entry.index  # ties between examples go to the earlier prompt
         cell = self.cells.get((level, domain, draws))
         if cell is None:
             cell = self.cells[(level, domain, draws)] = CellDigest(level, domain, draws)
@@ -157,13 +156,58 @@ class DigestBuilder:
         self.add(entry, summary)
         return summary
 
+    def merge(self, part: Part) -> None:
+        """Add the digest of the receipt's next consecutive prompts (``part`` of a later builder)."""
+        cells, diagnostics = part
+        for key, found in cells.items():
+            mine = self.cells.get(key)
+            if mine is None:
+                self.cells[key] = found
+                continue
+            mine.prompts += found.prompts
+            mine.statuses.update(found.statuses)
+            mine.profiles.update(found.profiles)
+            # Each heap keeps the EXAMPLES greatest (order, tie) offered, whatever the order of offers.
+            for order, tie, example in found._most:
+                _offer(mine._most, order, tie, lambda example=example: example)
+            for order, tie, example in found._fewest:
+                _offer(mine._fewest, order, tie, lambda example=example: example)
+        self.diagnostics.extend(diagnostics[: max(0, DIAGNOSTICS - len(self.diagnostics))])
+
+    def fresh(self) -> DigestBuilder:
+        return DigestBuilder(self.receipt)
+
+    def part(self) -> Part:
+        return self.cells, self.diagnostics
+
+    def fill(self) -> None:
+        """Observe every entry of the receipt: one verified pass, split over processes where that
+        pays (stats/chunks.py), each worker building the digest of its chunk."""
+        observe = functools.partial(_observed, self.receipt.completed)
+        for part in chunks.folded(self.receipt, observe, functools.partial(_part, self.receipt), light=True):
+            self.merge(part)
+
     def build(self) -> RunDigest:
         return RunDigest(self.receipt.path, self.receipt.payload, self.cells, self.diagnostics)
+
+
+Part = tuple[dict[CellKey, CellDigest], list[Diagnostic]]
+
+
+def _observed(completed: bool, entry: Entry) -> tuple[Entry, PromptSummary | None]:
+    # The summary is the pass's reduction, so its errors come after the receipt's checks.
+    return entry, entry_summary(entry) if completed else None
+
+
+def _part(receipt: Receipt, observed: Iterable[tuple[Entry, PromptSummary | None]]) -> Part:
+    builder = DigestBuilder(receipt)
+    for entry, summary in observed:
+        builder.add(entry, summary)
+    return builder.part()
 
 
 def digest(path: str | os.PathLike[str]) -> RunDigest:
     """Read and validate a receipt, then reduce its journal to what the report shows (one pass)."""
     builder = DigestBuilder(open_receipt(path))
-    for _ in builder.receipt.entries(builder.observe, light=True):
-        pass
+    builder.fill()
     return builder.build()

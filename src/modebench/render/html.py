@@ -19,9 +19,8 @@ from modebench.render.digest import DigestBuilder, RunDigest
 from modebench.render.page import page
 from modebench.render.run_section import RowIndex, run_curves, run_section
 from modebench.stats.bootstrap import Bootstrap
-from modebench.stats.comparison import Observer, compare
+from modebench.stats.comparison import compare
 from modebench.stats.journal import open_receipt
-from modebench.stats.profiles import entry_summary
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
 
@@ -53,17 +52,17 @@ def html_report(
         # so with two runs every journal is read once (with more, the baseline once per run).
         base = completed_runs[0]
         for other in completed_runs[1:]:
-            first: Observer = builders[base].observe if not done[base] else entry_summary
             # The page shows pass@k and E[distinct@k] differences at each cell's saved draws only:
             # asking for those k alone spares the bootstrap the other k points.
             ks = sorted({cell["k"] for i in (base, other) for cell in opened[i].payload["cells"]})
-            results[other] = compare(receipts[base], receipts[other], ks, chosen,
-                                     observers=(first, builders[other].observe))  # fmt: skip
+            first = builders[base] if not done[base] else None
+            results[other] = compare(
+                receipts[base], receipts[other], ks, chosen, digests=(first, builders[other])
+            )
             done[base] = done[other] = True
     for i, builder in enumerate(builders):
         if not done[i]:
-            for _ in builder.receipt.entries(builder.observe, light=True):
-                pass
+            builder.fill()
     runs: list[RunDigest] = [builder.build() for builder in builders]
     indexes: list[RowIndex | None] = [run_curves(run, chosen)[1] if run.completed else None for run in runs]
     completed = [(i, run, rows) for i, (run, rows) in enumerate(zip(runs, indexes)) if rows is not None]

@@ -16,8 +16,9 @@ reductions already yielded: errors, their order and every value are those of the
 pass by construction, and bad input costs one more read.
 
 Parallel reading needs ``fork`` (workers inherit ``reduce``, which need not pickle, and start in
-milliseconds) and a process with no other thread (forking one is unsafe); elsewhere, for small
-journals and on one core the pass stays sequential. See ``docs/statistics.md``.
+milliseconds), so Linux, and a process with no thread of its own besides our pools' (forking one
+is unsafe); elsewhere, for small journals and on one core the pass stays sequential.
+See ``docs/statistics.md``.
 """
 
 from __future__ import annotations
@@ -49,7 +50,20 @@ from modebench.reporting import (
 from modebench.stats.journal import Entry, Receipt, Scan, acyclic
 from modebench.validation import InputError
 
-__all__ = ["CHUNK_BYTES", "MIN_BYTES", "entries", "folded", "processes"]
+__all__ = [
+    "CHUNK_BYTES",
+    "MIN_BYTES",
+    "Totals",
+    "checks_pass",
+    "chunks_of",
+    "entries",
+    "folded",
+    "lines_of",
+    "processes",
+    "totals_of",
+    "worker_pool",
+    "worker_started",
+]
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -60,13 +74,13 @@ CHUNK_BYTES = 4 << 20
 _MAX_PROCESSES = 8
 _BLOCK = 1 << 20
 
-_Totals = tuple[int, dict[str, int], dict[str, int], dict[tuple[int, str, int], CellAccumulator]]
+Totals = tuple[int, dict[str, int], dict[str, int], dict[tuple[int, str, int], CellAccumulator]]
 _job: tuple[str, str, Callable[[Entry], Any], Any, bool] | None = None  # set in each worker
 
 
 def processes() -> int:
     """Worker processes for a parallel pass (1: read sequentially)."""
-    if sys.platform == "win32" or "fork" not in multiprocessing.get_all_start_methods():
+    if not sys.platform.startswith("linux"):  # fork is unsafe on macOS and absent on Windows
         return 1
     if any(thread is not threading.main_thread() and thread not in _OURS for thread in threading.enumerate()):
         return 1  # another thread could hold a lock at the fork; our own pools' threads do not
@@ -145,7 +159,6 @@ def _parallel(
 ) -> Generator[_Chunk, None, None]:
     """Each chunk's reductions, then the pass's checks; ``(_REPLAY, 0)`` once anything is not in order."""
     payload = receipt.payload
-    reference = payload["prompt_results"]
     try:
         threshold = recompute_threshold(payload)
         policy = recompute_policy(payload)
@@ -155,12 +168,11 @@ def _parallel(
         yield _REPLAY, 0
         return
     digest = hashlib.sha256()
-    totals: list[_Totals] = []
-    context = multiprocessing.get_context("fork")
+    totals: list[Totals] = []
     job = (os.fspath(path), policy, reduce, fold, light)
-    with handle, _pool(context, workers, job) as pool:
+    with handle, worker_pool(workers, _start, job) as pool:
         pending: deque[Any] = deque()
-        for task in _chunks(handle, digest):
+        for task in chunks_of(handle, digest):
             pending.append(pool.apply_async(_scan, (task,)))
             while len(pending) > 2 * workers:  # in flight: bounded, so memory stays flat
                 if not (yield from _take(pending.popleft(), totals)):
@@ -168,9 +180,7 @@ def _parallel(
         while pending:
             if not (yield from _take(pending.popleft(), totals)):
                 return
-        pool.close()  # every task is done: the workers exit on their own
-        pool.join()
-    if not _checks(payload, reference, digest.hexdigest(), totals, policy, threshold):
+    if not checks_pass(payload, digest.hexdigest(), totals, policy, threshold):
         yield _REPLAY, 0
 
 
@@ -178,20 +188,28 @@ _OURS: set[threading.Thread] = set()  # the handler threads of the pools of pass
 
 
 @contextmanager
-def _pool(context: Any, workers: int, job: tuple[Any, ...]) -> Iterator[Any]:
-    """A pool of forked workers for one pass; its handler threads are known as ours meanwhile
-    (a comparison reads two journals at once, so the second pool forks beside the first's)."""
+def worker_pool(workers: int, start: Callable[[Any], None], job: Any) -> Iterator[Any]:
+    """A pool of forked workers for one pass, each started with ``start(job)``; its handler threads
+    are known as ours meanwhile (a comparison reads two journals at once, so the second pool forks
+    beside the first's).
+
+    However the pass ends, the pool is closed and joined, never terminated: the few chunks still in
+    flight (at most ``2 × workers + 1``) finish first. Terminating a pool while its task handler
+    writes to the workers' queue can deadlock it.
+    """
     before = set(threading.enumerate())
-    with context.Pool(workers, initializer=_start, initargs=(job,)) as pool:
-        threads = set(threading.enumerate()) - before
-        _OURS.update(threads)
-        try:
-            yield pool
-        finally:
-            _OURS.difference_update(threads)
+    pool = multiprocessing.get_context("fork").Pool(workers, initializer=start, initargs=(job,))
+    threads = set(threading.enumerate()) - before
+    _OURS.update(threads)
+    try:
+        yield pool
+    finally:
+        pool.close()
+        pool.join()
+        _OURS.difference_update(threads)
 
 
-def _take(result: Any, totals: list[_Totals]) -> Generator[_Chunk, None, bool]:
+def _take(result: Any, totals: list[Totals]) -> Generator[_Chunk, None, bool]:
     """Yield one chunk; False when it was not in order (``_REPLAY`` yielded instead)."""
     values, count, chunk_totals = result.get()
     if chunk_totals is None:
@@ -202,15 +220,11 @@ def _take(result: Any, totals: list[_Totals]) -> Generator[_Chunk, None, bool]:
     return True
 
 
-def _checks(
-    payload: dict[str, Any],
-    reference: dict[str, Any],
-    sha256: str,
-    totals: list[_Totals],
-    policy: str,
-    threshold: int,
+def checks_pass(
+    payload: dict[str, Any], sha256: str, totals: list[Totals], policy: str, threshold: int
 ) -> bool:
-    """Whether every check of the sequential pass passes on the merged totals."""
+    """Whether every check of the sequential pass passes on the journal's hash and merged totals."""
+    reference = payload["prompt_results"]
     if sum(count for count, *_ in totals) != reference["records"] or sha256 != reference["sha256"]:
         return False
     merged = Scan(policy)
@@ -233,7 +247,7 @@ def _checks(
     return True
 
 
-def _chunks(handle: Any, digest: Any) -> Iterator[tuple[int, int, int]]:
+def chunks_of(handle: Any, digest: Any) -> Iterator[tuple[int, int, int]]:
     """``(offset, size, first sequence number)`` of chunks of whole lines, hashing the file."""
     offset = position = first = lines = 0  # lines: counted in the current chunk so far
     while block := handle.read(_BLOCK):
@@ -252,9 +266,8 @@ def _chunks(handle: Any, digest: Any) -> Iterator[tuple[int, int, int]]:
         yield offset, position - offset, first
 
 
-def _start(job: tuple[str, str, Callable[[Entry], Any], Any, bool]) -> None:
-    global _job
-    _job = job
+def worker_started() -> None:
+    """What every worker of a pass does first."""
     # The parent's handlers are the CLI's (Ctrl-C, SIGTERM raise in the caller): a worker is
     # stopped by its pool, not by raising inside the pool's own queue handling.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -262,7 +275,13 @@ def _start(job: tuple[str, str, Callable[[Entry], Any], Any, bool]) -> None:
     gc.disable()  # as in the sequential pass (journal.acyclic); the worker ends with the pass
 
 
-def _lines(data: bytes) -> Iterator[bytes]:
+def _start(job: tuple[str, str, Callable[[Entry], Any], Any, bool]) -> None:
+    global _job
+    _job = job
+    worker_started()
+
+
+def lines_of(data: bytes) -> Iterator[bytes]:
     parts = data.split(b"\n")
     last = parts.pop()
     for part in parts:
@@ -271,7 +290,7 @@ def _lines(data: bytes) -> Iterator[bytes]:
         yield last
 
 
-def _scan(task: tuple[int, int, int]) -> tuple[list[Any], int, _Totals | None]:
+def _scan(task: tuple[int, int, int]) -> tuple[list[Any], int, Totals | None]:
     """One chunk's reductions (or their fold), their number and totals (None: the parent replays)."""
     assert _job is not None
     path, policy, reduce, fold, light = _job
@@ -283,7 +302,7 @@ def _scan(task: tuple[int, int, int]) -> tuple[list[Any], int, _Totals | None]:
         data = handle.read(size)
     scan = Scan(policy)
     try:
-        values = list(scan.run(_lines(data), first, reduce, light))
+        values = list(scan.run(lines_of(data), first, reduce, light))
         count = len(values)
         if fold is not None:
             values = [fold(iter(values))]
@@ -291,4 +310,9 @@ def _scan(task: tuple[int, int, int]) -> tuple[list[Any], int, _Totals | None]:
         return [], 0, None
     if scan.deferred is not None or len(data) != size:
         return [], 0, None
-    return values, count, (scan.count, scan.tally.counts, scan.tally.counted, scan.accumulators())
+    return values, count, totals_of(scan)
+
+
+def totals_of(scan: Scan) -> Totals:
+    """What a chunk contributes to the receipt's checks (lines, status tallies, cell sums)."""
+    return scan.count, scan.tally.counts, scan.tally.counted, scan.accumulators()

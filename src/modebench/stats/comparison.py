@@ -23,6 +23,7 @@ from modebench.stats import bootstrap
 from modebench.stats.bootstrap import Bootstrap
 from modebench.stats.journal import Entry, lockstep
 from modebench.stats.mcnemar import mcnemar
+from modebench.stats.paired import Digest, paired_groups
 from modebench.stats.profiles import Profile, PromptSummary, completed_receipt, entry_summary
 from modebench.stats.ratio import Column, column, difference, estimate, standard_error
 from modebench.stats.retention import Retention, prompt_record, retention
@@ -248,15 +249,31 @@ def compare(
     settings: Bootstrap | None = None,
     *,
     observers: tuple[Observer, Observer] | None = None,
+    digests: tuple[Digest | None, Digest | None] | None = None,
 ) -> StatsTable:
     """Paired comparison of receipt ``b`` against receipt ``a`` (differences are B − A).
 
-    ``observers``: see ``_join`` (each must return the entry's summary).
+    ``observers``: see ``_join`` (each must return the entry's summary). ``digests``: each run's
+    digest (or None) gets every entry of its run in the same pass, in parallel where that pays.
     """
     chosen = settings if settings is not None else Bootstrap()
     groups: dict[tuple[int, str], Counter[Pair]] = {}
     counts: dict[str, int] = {}
-    for mine, other in _join(a, b, counts, observers):
+    # Large journals of runs in the same order: read side by side by workers (stats/paired.py);
+    # anything else, and any problem, is read the one sequential way below.
+    aligned = None
+    if digests is not None:
+        aligned = paired_groups(a, b, digests)
+        observers = (
+            digests[0].observe if digests[0] is not None else entry_summary,
+            digests[1].observe if digests[1] is not None else entry_summary,
+        )
+    elif observers is None:
+        aligned = paired_groups(a, b)
+    if aligned is not None:
+        groups, paired_prompts = aligned
+        counts.update(prompts_a=paired_prompts, prompts_b=paired_prompts)
+    for mine, other in _join(a, b, counts, observers) if aligned is None else ():
         key = (mine.profile, other.profile, retention(mine.modes, other.modes))
         groups.setdefault((mine.cell[0], mine.cell[1]), Counter())[key] += 1
     if not groups:

@@ -82,6 +82,7 @@ class Entry:
     draws: int  # ``k`` as the journal records it
     result: dict[str, Any]
     modes: dict[str, int] | None  # verified draws per canonical key; None when unusual (see fast_modes)
+    index: int = 0  # the prompt's place in the receipt (a journal line's sequence number)
 
 
 def fast_modes(result: Any) -> dict[str, int] | None:
@@ -350,9 +351,13 @@ class Receipt:
         distinct profile is decoded once (:func:`decode_light`); every check is unchanged.
         """
         if self.payload["schema"] == V3:
+            index = 0
             for cell in self.payload["cells"]:
                 for result in cell.get("prompt_results", []):
-                    yield reduce(Entry(cell["level"], cell["domain"], cell["k"], result, fast_modes(result)))
+                    yield reduce(
+                        Entry(cell["level"], cell["domain"], cell["k"], result, fast_modes(result), index)
+                    )
+                    index += 1
             return
         yield from self._journal(reduce, light)
 
@@ -430,7 +435,7 @@ class Scan:
                 raise incomplete_entry(exc) from None
             if self.deferred is None:
                 try:
-                    value = reduce(Entry(level, domain, k, result, modes))
+                    value = reduce(Entry(level, domain, k, result, modes, start + self.count - 1))
                 except InputError as exc:
                     self.deferred = exc
                     continue
