@@ -54,7 +54,7 @@ __all__ = [
     "CHUNK_BYTES",
     "MIN_BYTES",
     "Totals",
-    "checks_pass",
+    "Merged",
     "chunks_of",
     "entries",
     "folded",
@@ -168,7 +168,7 @@ def _parallel(
         yield _REPLAY, 0
         return
     digest = hashlib.sha256()
-    totals: list[Totals] = []
+    totals = Merged(policy)
     job = (os.fspath(path), policy, reduce, fold, light)
     with handle, worker_pool(workers, _start, job) as pool:
         pending: deque[Any] = deque()
@@ -180,7 +180,7 @@ def _parallel(
         while pending:
             if not (yield from _take(pending.popleft(), totals)):
                 return
-    if not checks_pass(payload, digest.hexdigest(), totals, policy, threshold):
+    if not totals.passes(payload, digest.hexdigest(), threshold):
         yield _REPLAY, 0
 
 
@@ -209,42 +209,50 @@ def worker_pool(workers: int, start: Callable[[Any], None], job: Any) -> Iterato
         _OURS.difference_update(threads)
 
 
-def _take(result: Any, totals: list[Totals]) -> Generator[_Chunk, None, bool]:
+def _take(result: Any, totals: Merged) -> Generator[_Chunk, None, bool]:
     """Yield one chunk; False when it was not in order (``_REPLAY`` yielded instead)."""
     values, count, chunk_totals = result.get()
     if chunk_totals is None:
         yield _REPLAY, 0
         return False
-    totals.append(chunk_totals)
+    totals.add(chunk_totals)
     yield values, count
     return True
 
 
-def checks_pass(
-    payload: dict[str, Any], sha256: str, totals: list[Totals], policy: str, threshold: int
-) -> bool:
-    """Whether every check of the sequential pass passes on the journal's hash and merged totals."""
-    reference = payload["prompt_results"]
-    if sum(count for count, *_ in totals) != reference["records"] or sha256 != reference["sha256"]:
-        return False
-    merged = Scan(policy)
-    cells: dict[tuple[int, str, int], CellAccumulator] = {}
-    for _, counts, counted, accumulators in totals:  # in journal order: cells by first appearance
+class Merged:
+    """The totals of a journal's chunks, added as they arrive, in journal order (so cells keep
+    their order of first appearance); memory does not grow with the journal."""
+
+    def __init__(self, policy: str) -> None:
+        self.lines = 0
+        self.tally = Scan(policy).tally
+        self.cells: dict[tuple[int, str, int], CellAccumulator] = {}
+
+    def add(self, totals: Totals) -> None:
+        lines, counts, counted, accumulators = totals
+        self.lines += lines
         for status, count in counts.items():
-            merged.tally.counts[status] = merged.tally.counts.get(status, 0) + count
+            self.tally.counts[status] = self.tally.counts.get(status, 0) + count
         for status, count in counted.items():
-            merged.tally.counted[status] = merged.tally.counted.get(status, 0) + count
+            self.tally.counted[status] = self.tally.counted.get(status, 0) + count
         for key, accumulator in accumulators.items():
-            if key in cells:
-                cells[key].merge(accumulator)
+            if key in self.cells:
+                self.cells[key].merge(accumulator)
             else:
-                cells[key] = accumulator
-    try:
-        check_recomputed(payload, merged.tally, cells, threshold)
-        check_identity(payload)
-    except InputError:
-        return False
-    return True
+                self.cells[key] = accumulator
+
+    def passes(self, payload: dict[str, Any], sha256: str, threshold: int) -> bool:
+        """Whether every check of the sequential pass passes on the journal's hash and these totals."""
+        reference = payload["prompt_results"]
+        if self.lines != reference["records"] or sha256 != reference["sha256"]:
+            return False
+        try:
+            check_recomputed(payload, self.tally, self.cells, threshold)
+            check_identity(payload)
+        except InputError:
+            return False
+        return True
 
 
 def chunks_of(handle: Any, digest: Any) -> Iterator[tuple[int, int, int]]:

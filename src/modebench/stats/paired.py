@@ -88,57 +88,62 @@ def paired_groups(
         return None
     try:
         job = (*map(os.fspath, paths), *policies, *(d.fresh if d is not None else None for d in digests))
-        found = _pass(receipts, handles, job, thresholds)
+        found = _pass(receipts, handles, job, thresholds, digests)
         if found is None:
             return None
-        groups, count, parts = found
-        for digest, side in zip(digests, parts):
-            if digest is not None:
-                for part in side:
-                    digest.merge(part)
+        groups, count, staged = found
+        for digest, stage in zip(digests, staged):
+            if digest is not None and stage is not None:
+                digest.merge(stage.part())
         return groups, count
     finally:
         for handle in handles:
             handle.close()
 
 
-_Sides = tuple[list[Any], list[Any]]
-
-
 def _pass(
-    receipts: tuple[Receipt, Receipt], handles: list[Any], job: tuple[Any, ...], thresholds: list[int]
-) -> tuple[Groups, int, _Sides] | None:
+    receipts: tuple[Receipt, Receipt],
+    handles: list[Any],
+    job: tuple[Any, ...],
+    thresholds: list[int],
+    digests: tuple[Digest | None, Digest | None],
+) -> tuple[Groups, int, list[Digest | None]] | None:
+    """The aligned pass; the digests' chunks are merged into fresh ones (staged), and become the
+    callers' only once everything passed."""
     cursors = [_Cursor(handle) for handle in handles]
     groups: Groups = {}
-    totals: _Sides = ([], [])
-    parts: _Sides = ([], [])
+    totals = [chunks.Merged(recompute_policy(receipt.payload)) for receipt in receipts]
+    staged = [digest.fresh() if digest is not None else None for digest in digests]
     workers = chunks.processes()
     with chunks.worker_pool(workers, _start, job) as pool:
         pending: deque[Any] = deque()
         for task in _aligned(*cursors):
             pending.append(pool.apply_async(_pair, (task,)))
             while len(pending) > 2 * workers:
-                if not _merge(pending.popleft().get(), groups, totals, parts):
+                if not _merge(pending.popleft().get(), groups, totals, staged):
                     return None
         while pending:
-            if not _merge(pending.popleft().get(), groups, totals, parts):
+            if not _merge(pending.popleft().get(), groups, totals, staged):
                 return None
-    for receipt, cursor, found, threshold in zip(receipts, cursors, totals, thresholds):
-        policy = recompute_policy(receipt.payload)
-        if not chunks.checks_pass(receipt.payload, cursor.digest.hexdigest(), found, policy, threshold):
+    for receipt, cursor, merged, threshold in zip(receipts, cursors, totals, thresholds):
+        if not merged.passes(receipt.payload, cursor.digest.hexdigest(), threshold):
             return None
-    return groups, sum(count for count, *_ in totals[0]), parts
+    return groups, totals[0].lines, staged
 
 
-def _merge(result: _Result | None, groups: Groups, totals: _Sides, parts: _Sides) -> bool:
+def _merge(
+    result: _Result | None, groups: Groups, totals: list[chunks.Merged], staged: list[Digest | None]
+) -> bool:
     if result is None:
         return False
     found, chunk_totals, chunk_parts = result
     for cell, counts in found.items():
         groups.setdefault(cell, Counter()).update(counts)
     for side in (0, 1):
-        totals[side].append(chunk_totals[side])
-        parts[side].append(chunk_parts[side])
+        totals[side].add(chunk_totals[side])
+        stage = staged[side]
+        if stage is not None:
+            stage.merge(chunk_parts[side])
     return True
 
 
