@@ -13,7 +13,6 @@ reference error is raised without a hint, so a new check cannot arrive without o
 from __future__ import annotations
 
 import ast
-import copy
 import json
 import re
 from pathlib import Path
@@ -28,8 +27,8 @@ from modebench.domains import InvalidReference, plugin
 from modebench.domains._pipeline import ReferenceProblem, check_reference
 from modebench.evaluation import evaluate
 from modebench.validation import InputError, validate_reference
+from tests.domains.reference_cases import DATA, edited
 
-DATA = json.loads((Path(__file__).parent / "reference_hints.json").read_text(encoding="utf-8"))
 CASES: list[dict[str, Any]] = DATA["cases"]
 SOURCE = Path(modebench.__file__).parent
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -37,26 +36,6 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 HINT = re.compile(r"(?P<path>(answer|level|domain)[^:]*): found (?P<found>.+), expected (?P<expected>.+)")
 #: Raising one of these is a reference error (``_not_decimal`` builds PantryPlan's decimal error).
 RAISERS = {"InvalidReference", "ReferenceProblem", "_not_decimal"}
-
-
-def edited(case: dict[str, Any]) -> Any:
-    """The case's domain reference with its edits applied: ``["set", path, value]`` (an empty
-    path replaces the whole answer), ``["del", path]``, ``["pad", path, n]`` (n characters)."""
-    answer = copy.deepcopy(DATA["bases"].get(case["domain"], DATA["bases"]["countdown"]))
-    for op, path, *value in case["edits"]:
-        if not path:
-            answer = value[0]
-            continue
-        parent = answer
-        for step in path[:-1]:
-            parent = parent[step]
-        if op == "del":
-            del parent[path[-1]]
-        elif op == "pad":
-            parent[path[-1]] = "x" * value[0]
-        else:
-            parent[path[-1]] = value[0]
-    return answer
 
 
 def _raised(case: dict[str, Any]) -> Exception:

@@ -98,16 +98,7 @@ def entries(receipt: Receipt, reduce: Callable[[Entry], T], light: bool, share: 
     if not workers:
         yield from receipt.entries(reduce, light=light)
         return
-    yielded = 0
-    with acyclic(), closing(_parallel(receipt, reduce, None, light, workers)) as parallel:
-        for values, count in parallel:
-            if values is _REPLAY:
-                break
-            yielded += count
-            yield from values
-        else:
-            return
-    yield from itertools.islice(receipt.entries(reduce, light=light), yielded, None)
+    yield from _chunked(receipt, reduce, None, light, workers)
 
 
 def folded(
@@ -123,6 +114,14 @@ def folded(
     if not workers:
         yield fold(receipt.entries(reduce, light=light))
         return
+    yield from _chunked(receipt, reduce, fold, light, workers)
+
+
+def _chunked(
+    receipt: Receipt, reduce: Callable[[Entry], Any], fold: Any, light: bool, workers: int
+) -> Iterator[Any]:
+    """The parallel pass's reductions (or their folds), then, if it stopped, the sequential
+    replay's from where it stopped (folded once, when folding)."""
     yielded = 0
     with acyclic(), closing(_parallel(receipt, reduce, fold, light, workers)) as parallel:
         for values, count in parallel:
@@ -132,7 +131,11 @@ def folded(
             yield from values
         else:
             return
-    yield fold(itertools.islice(receipt.entries(reduce, light=light), yielded, None))
+    rest = itertools.islice(receipt.entries(reduce, light=light), yielded, None)
+    if fold is None:
+        yield from rest
+    else:
+        yield fold(rest)
 
 
 def _workers(receipt: Receipt, share: int) -> int:
