@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import random
 import re
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -258,3 +260,27 @@ def test_pages_read_in_parallel_equal_sequential(
     assert len(split) >= 3
     _sequential(monkeypatch)
     assert pages() == parallel
+
+
+_PARENT = os.getpid()
+
+
+def _dying_summary(entry: Any) -> Any:
+    """entry_summary, except that a worker reading the fourth prompt is killed outright."""
+    if entry.index == 3 and os.getpid() != _PARENT:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return entry_summary(entry)
+
+
+def test_a_killed_worker_costs_a_sequential_replay_not_a_hang(
+    receipts: dict[str, Path], split: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    receipt = receipts["walkthrough"]
+    read = list(chunks.entries(open_receipt(receipt), _dying_summary, True))
+    assert read == list(open_receipt(receipt).entries(entry_summary, light=True))
+    from modebench.stats import paired
+
+    expected = compare(receipt, receipts["collapsed"]).to_records()
+    monkeypatch.setattr(paired, "_observed", lambda entry: (entry, _dying_summary(entry)))
+    assert paired.paired_groups(receipt, receipts["collapsed"]) is None
+    assert compare(receipt, receipts["collapsed"]).to_records() == expected

@@ -33,6 +33,8 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import closing, contextmanager
 from typing import Any, TypeVar
 
@@ -61,6 +63,8 @@ __all__ = [
     "lines_of",
     "processes",
     "totals_of",
+    "Workers",
+    "outcome",
     "worker_pool",
     "worker_started",
 ]
@@ -176,7 +180,7 @@ def _parallel(
     with handle, worker_pool(workers, _start, job) as pool:
         pending: deque[Any] = deque()
         for task in chunks_of(handle, digest):
-            pending.append(pool.apply_async(_scan, (task,)))
+            pending.append(pool.submit(_scan, task))
             while len(pending) > 2 * workers:  # in flight: bounded, so memory stays flat
                 if not (yield from _take(pending.popleft(), totals)):
                     return
@@ -187,34 +191,60 @@ def _parallel(
         yield _REPLAY, 0
 
 
-_OURS: set[threading.Thread] = set()  # the handler threads of the pools of passes under way
+_OURS: set[threading.Thread] = set()  # the threads of the worker pools of passes under way
+
+
+class Workers:
+    """The forked worker processes of one pass.
+
+    ``concurrent.futures``, not ``multiprocessing.Pool``: a worker that dies (killed by the
+    system, say) fails its chunk with ``BrokenProcessPool``, which the pass takes as a chunk not
+    in order (the sequential replay then runs here), where a pool would wait for it forever.
+    The executor's own threads are known as ours, so a second pass (``compare`` reads two
+    journals at once) may still fork beside them.
+    """
+
+    def __init__(self, workers: int, start: Callable[[Any], None], job: Any) -> None:
+        context = multiprocessing.get_context("fork")
+        self.executor = ProcessPoolExecutor(workers, mp_context=context, initializer=start, initargs=(job,))
+        self.threads: set[threading.Thread] = set()
+
+    def submit(self, function: Callable[[Any], Any], task: Any) -> Future[Any]:
+        before = set(threading.enumerate())
+        future = self.executor.submit(function, task)
+        started = set(threading.enumerate()) - before  # the executor starts its thread lazily
+        self.threads |= started
+        _OURS.update(started)
+        return future
+
+    def close(self) -> None:
+        # Chunks not started are cancelled; those under way (at most 2 × workers + 1) finish.
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        _OURS.difference_update(self.threads)
 
 
 @contextmanager
-def worker_pool(workers: int, start: Callable[[Any], None], job: Any) -> Iterator[Any]:
-    """A pool of forked workers for one pass, each started with ``start(job)``; its handler threads
-    are known as ours meanwhile (a comparison reads two journals at once, so the second pool forks
-    beside the first's).
-
-    However the pass ends, the pool is closed and joined, never terminated: the few chunks still in
-    flight (at most ``2 × workers + 1``) finish first. Terminating a pool while its task handler
-    writes to the workers' queue can deadlock it.
-    """
-    before = set(threading.enumerate())
-    pool = multiprocessing.get_context("fork").Pool(workers, initializer=start, initargs=(job,))
-    threads = set(threading.enumerate()) - before
-    _OURS.update(threads)
+def worker_pool(workers: int, start: Callable[[Any], None], job: Any) -> Iterator[Workers]:
+    """The :class:`Workers` of one pass, each started with ``start(job)``, shut down however it ends."""
+    pool = Workers(workers, start, job)
     try:
         yield pool
     finally:
         pool.close()
-        pool.join()
-        _OURS.difference_update(threads)
+
+
+def outcome(future: Future[Any]) -> Any:
+    """A chunk's result; None when its worker died (the caller replays, or reads sequentially)."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        return None
 
 
 def _take(result: Any, totals: Merged) -> Generator[_Chunk, None, bool]:
     """Yield one chunk; False when it was not in order (``_REPLAY`` yielded instead)."""
-    values, count, chunk_totals = result.get()
+    found = outcome(result)
+    values, count, chunk_totals = found if found is not None else ([], 0, None)
     if chunk_totals is None:
         yield _REPLAY, 0
         return False

@@ -118,12 +118,12 @@ def _pass(
     with chunks.worker_pool(workers, _start, job) as pool:
         pending: deque[Any] = deque()
         for task in _aligned(*cursors):
-            pending.append(pool.apply_async(_pair, (task,)))
+            pending.append(pool.submit(_pair, task))
             while len(pending) > 2 * workers:
-                if not _merge(pending.popleft().get(), groups, totals, staged):
+                if not _merge(chunks.outcome(pending.popleft()), groups, totals, staged):
                     return None
         while pending:
-            if not _merge(pending.popleft().get(), groups, totals, staged):
+            if not _merge(chunks.outcome(pending.popleft()), groups, totals, staged):
                 return None
     for receipt, cursor, merged, threshold in zip(receipts, cursors, totals, thresholds):
         if not merged.passes(receipt.payload, cursor.digest.hexdigest(), threshold):
