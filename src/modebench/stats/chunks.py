@@ -86,8 +86,8 @@ def processes() -> int:
     """Worker processes for a parallel pass (1: read sequentially)."""
     if not sys.platform.startswith("linux"):  # fork is unsafe on macOS and absent on Windows
         return 1
-    if any(thread is not threading.main_thread() and thread not in _OURS for thread in threading.enumerate()):
-        return 1  # another thread could hold a lock at the fork; our own pools' threads do not
+    if threading.active_count() > 1:
+        return 1  # another thread could hold a lock at the fork
     return max(
         1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, _MAX_PROCESSES)
     )
@@ -98,11 +98,10 @@ def entries(receipt: Receipt, reduce: Callable[[Entry], T], light: bool, share: 
 
     ``share``: passes read at the same time (a comparison reads two), which share the cores.
     """
-    workers = _workers(receipt, share)
+    workers = _workers(receipt, share)  # decided now, before a pass the caller reads beside it starts
     if not workers:
-        yield from receipt.entries(reduce, light=light)
-        return
-    yield from _chunked(receipt, reduce, None, light, workers)
+        return receipt.entries(reduce, light=light)
+    return _chunked(receipt, reduce, None, light, workers)
 
 
 def folded(
@@ -116,9 +115,8 @@ def folded(
     """
     workers = _workers(receipt, 1)
     if not workers:
-        yield fold(receipt.entries(reduce, light=light))
-        return
-    yield from _chunked(receipt, reduce, fold, light, workers)
+        return _once(lambda: fold(receipt.entries(reduce, light=light)))
+    return _chunked(receipt, reduce, fold, light, workers)
 
 
 def _chunked(
@@ -140,6 +138,10 @@ def _chunked(
         yield from rest
     else:
         yield fold(rest)
+
+
+def _once(make: Callable[[], U]) -> Iterator[U]:
+    yield make()
 
 
 def _workers(receipt: Receipt, share: int) -> int:
@@ -191,36 +193,26 @@ def _parallel(
         yield _REPLAY, 0
 
 
-_OURS: set[threading.Thread] = set()  # the threads of the worker pools of passes under way
-
-
 class Workers:
     """The forked worker processes of one pass.
 
     ``concurrent.futures``, not ``multiprocessing.Pool``: a worker that dies (killed by the
     system, say) fails its chunk with ``BrokenProcessPool``, which the pass takes as a chunk not
     in order (the sequential replay then runs here), where a pool would wait for it forever.
-    The executor's own threads are known as ours, so a second pass (``compare`` reads two
-    journals at once) may still fork beside them.
+    Whether a pass may fork is decided before it starts (:func:`entries`), so a comparison's two
+    passes, read side by side, both do, although the first one's executor then runs a thread.
     """
 
     def __init__(self, workers: int, start: Callable[[Any], None], job: Any) -> None:
         context = multiprocessing.get_context("fork")
         self.executor = ProcessPoolExecutor(workers, mp_context=context, initializer=start, initargs=(job,))
-        self.threads: set[threading.Thread] = set()
 
     def submit(self, function: Callable[[Any], Any], task: Any) -> Future[Any]:
-        before = set(threading.enumerate())
-        future = self.executor.submit(function, task)
-        started = set(threading.enumerate()) - before  # the executor starts its thread lazily
-        self.threads |= started
-        _OURS.update(started)
-        return future
+        return self.executor.submit(function, task)
 
     def close(self) -> None:
         # Chunks not started are cancelled; those under way (at most 2 × workers + 1) finish.
         self.executor.shutdown(wait=True, cancel_futures=True)
-        _OURS.difference_update(self.threads)
 
 
 @contextmanager
