@@ -16,7 +16,8 @@ from modebench.evaluation import tally_results
 from modebench.reporting import journal_path, read_report
 from modebench.stats import compare, curves, iter_prompt_retention
 from modebench.stats import journal as journal_module
-from modebench.stats.journal import _BLOCKS, _Cell, decode_light, decode_line, fast_modes, open_receipt
+from modebench.stats.fastlines import PROFILES
+from modebench.stats.journal import _Cell, decode_light, decode_line, fast_modes, open_receipt
 from modebench.stats.trajectory import trajectory_table
 from modebench.suite.calibrate import calibrate
 from modebench.validation import InputError, loads
@@ -102,7 +103,7 @@ def test_light_decoding_raises_the_strict_error(line: bytes) -> None:
         with pytest.raises(InputError) as light:
             decode_light(line)
         assert str(light.value) == str(strict.value)
-    assert len(_BLOCKS) <= 1024
+    assert len(PROFILES) <= 1024
 
 
 def _copy(receipt: Path, directory: Path) -> Path:

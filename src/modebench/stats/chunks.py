@@ -54,6 +54,7 @@ from modebench.validation import InputError
 
 __all__ = [
     "CHUNK_BYTES",
+    "Cursor",
     "MIN_BYTES",
     "Totals",
     "Merged",
@@ -88,9 +89,7 @@ def processes() -> int:
         return 1
     if threading.active_count() > 1:
         return 1  # another thread could hold a lock at the fork
-    return max(
-        1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, _MAX_PROCESSES)
-    )
+    return max(1, min(len(os.sched_getaffinity(0)), _MAX_PROCESSES))
 
 
 def entries(receipt: Receipt, reduce: Callable[[Entry], T], light: bool, share: int = 1) -> Iterator[T]:
@@ -176,12 +175,12 @@ def _parallel(
     except InputError:
         yield _REPLAY, 0
         return
-    digest = hashlib.sha256()
+    cursor = Cursor(handle)
     totals = Merged(policy)
     job = (os.fspath(path), policy, reduce, fold, light)
     with handle, worker_pool(workers, _start, job) as pool:
         pending: deque[Any] = deque()
-        for task in chunks_of(handle, digest):
+        for task in chunks_of(cursor):
             pending.append(pool.submit(_scan, task))
             while len(pending) > 2 * workers:  # in flight: bounded, so memory stays flat
                 if not (yield from _take(pending.popleft(), totals)):
@@ -189,7 +188,7 @@ def _parallel(
         while pending:
             if not (yield from _take(pending.popleft(), totals)):
                 return
-    if not totals.passes(payload, digest.hexdigest(), threshold):
+    if not totals.passes(payload, cursor.digest.hexdigest(), threshold):
         yield _REPLAY, 0
 
 
@@ -280,23 +279,76 @@ class Merged:
         return True
 
 
-def chunks_of(handle: Any, digest: Any) -> Iterator[tuple[int, int, int]]:
-    """``(offset, size, first sequence number)`` of chunks of whole lines, hashing the file."""
-    offset = position = first = lines = 0  # lines: counted in the current chunk so far
-    while block := handle.read(_BLOCK):
-        digest.update(block)
-        start, position = position, position + len(block)
-        if position - offset >= CHUNK_BYTES:
-            cut = block.rfind(b"\n") + 1
-            if cut:
-                lines += block.count(b"\n", 0, cut)
-                yield offset, start + cut - offset, first
-                offset, first = start + cut, first + lines
-                lines = block.count(b"\n", cut)
+class Cursor:
+    """A journal read once, block by block and hashed, moved forward over whole lines."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+        self.digest = hashlib.sha256()
+        self.block = b""
+        self.start = 0  # file offset of ``block``
+        self.position = 0  # the cursor, within ``block``
+        self.done = False  # the whole file was read
+
+    @property
+    def offset(self) -> int:
+        return self.start + self.position
+
+    def _next(self) -> bool:
+        self.start += len(self.block)
+        self.block, self.position = self.handle.read(_BLOCK), 0
+        self.digest.update(self.block)
+        self.done = not self.block
+        return not self.done
+
+    def past(self, target: int) -> int:
+        """Move past the first line end at or beyond offset ``target`` (or to the end); lines passed."""
+        lines = 0
+        while True:
+            skip = max(self.position, target - self.start)
+            end = self.block.find(b"\n", skip) if skip < len(self.block) else -1
+            if end >= 0:
+                lines += self.block.count(b"\n", self.position, end + 1)
+                self.position = end + 1
+                return lines
+            lines += self.block.count(b"\n", self.position)
+            self.position = len(self.block)
+            if not self._next():
+                return lines
+
+    def lines(self, count: int) -> int:
+        """Move past ``count`` line ends (fewer at the end of the file); how many were passed."""
+        passed = 0
+        while passed < count:
+            here = self.block.count(b"\n", self.position)
+            if here < count - passed:
+                passed += here
+                self.position = len(self.block)
+                if not self._next():
+                    return passed
                 continue
-        lines += block.count(b"\n")
-    if position > offset:
-        yield offset, position - offset, first
+            while passed < count:
+                self.position = self.block.index(b"\n", self.position) + 1
+                passed += 1
+        return passed
+
+    def rest(self) -> None:
+        """Move to the end of the file."""
+        self.position = len(self.block)
+        while not self.done and self._next():
+            self.position = len(self.block)
+
+
+def chunks_of(cursor: Cursor) -> Iterator[tuple[int, int, int]]:
+    """``(offset, size, first sequence number)`` of chunks of whole lines of about ``CHUNK_BYTES``,
+    the last one running to the end of the file."""
+    first = 0
+    while not cursor.done:
+        start = cursor.offset
+        count = cursor.past(start + CHUNK_BYTES)
+        if cursor.offset > start:
+            yield start, cursor.offset - start, first
+        first += count
 
 
 def worker_started() -> None:

@@ -1,8 +1,8 @@
 """A journal line decoded by ``msgspec`` when that provably gives the strict decoder's value.
 
 Decoding a 2 KB journal line with the standard library builds some 150 Python objects and costs
-about 60 µs, most of a statistics pass over a 100k-prompt receipt. With the optional ``fast``
-extra (``msgspec``), a line of the journal's own shape is decoded into typed records instead, and
+about 60 µs, most of a statistics pass over a 100k-prompt receipt. With ``msgspec`` (the optional
+``stats`` extra), a line of the journal's own shape is decoded into typed records instead, and
 the result is accepted only when it is *provably* what :func:`modebench.validation.loads` returns:
 
 * the line is ASCII (the journal writer escapes everything else), so no invalid UTF-8 can hide
@@ -29,29 +29,32 @@ from typing import Any, TypedDict
 
 from modebench.validation import InputError, loads
 
-__all__ = ["AVAILABLE", "decode_fast"]
+__all__ = ["AVAILABLE", "PROFILES", "decode_fast", "valid_profile"]
 
 try:
     import msgspec
-except ImportError:  # the optional ``fast`` extra
+except ImportError:  # the optional ``stats`` extra
     msgspec = None  # type: ignore[assignment]
 
 AVAILABLE = msgspec is not None
-_PROFILES_MAX = 1024
-_profiles: dict[bytes, bool] = {}  # prompt profile text → whether the strict decoder accepts it
+PROFILES_MAX = 1024
+#: Prompt profile text → whether the strict decoder accepts it (each cell's profile repeats on
+#: every line; the light readings of both decoders share it).
+PROFILES: dict[bytes, bool] = {}
 
 
-def _valid_profile(raw: bytes) -> bool:
-    valid = _profiles.get(raw)
+def valid_profile(raw: bytes) -> bool:
+    """Whether the strict decoder accepts ``raw`` (a prompt profile's text), remembered."""
+    valid = PROFILES.get(raw)
     if valid is None:
         try:
             loads(raw)
             valid = True
         except InputError:
             valid = False
-        if len(_profiles) >= _PROFILES_MAX:
-            _profiles.clear()
-        _profiles[raw] = valid
+        if len(PROFILES) >= PROFILES_MAX:
+            PROFILES.clear()
+        PROFILES[raw] = valid
     return valid
 
 
@@ -110,7 +113,7 @@ def decode_fast(line: bytes) -> dict[str, Any] | None:
         return None
     result = record.result
     profile = bytes(result.prompt_profile)
-    if profile != b"null" and not _valid_profile(profile):
+    if profile != b"null" and not valid_profile(profile):
         return None
     return {
         "domain": record.domain,

@@ -52,7 +52,7 @@ from modebench.reporting import (
     recompute_threshold,
     sequenced,
 )
-from modebench.stats.fastlines import decode_fast
+from modebench.stats.fastlines import decode_fast, valid_profile
 from modebench.validation import InputError, loads
 
 __all__ = [
@@ -187,8 +187,6 @@ def decode_line(line: bytes) -> Any:
 # the line with ``null`` in its place: ``,"`` opens a string there, so ``"prompt_profile":`` is a
 # key and the text up to ``,"prompt_sha256":`` its whole value whenever either line is valid JSON.
 _BLOCK_START, _BLOCK_END = b',"prompt_profile":', b',"prompt_sha256":'
-_BLOCKS: dict[bytes, bool] = {}  # profile text → whether the strict decoder accepts it
-_BLOCKS_MAX = 1024
 
 
 def _reduced(line: bytes) -> bytes | None:
@@ -200,23 +198,12 @@ def _reduced(line: bytes) -> bytes | None:
     end = line.find(_BLOCK_END, start)
     if end < 0:
         return None
-    block = line[start:end]
-    valid = _BLOCKS.get(block)
-    if valid is None:
-        try:
-            loads(block)
-            valid = True
-        except InputError:
-            valid = False
-        if len(_BLOCKS) >= _BLOCKS_MAX:
-            _BLOCKS.clear()
-        _BLOCKS[block] = valid
-    return line[:start] + b"null" + line[end:] if valid else None
+    return line[:start] + b"null" + line[end:] if valid_profile(line[start:end]) else None
 
 
 def decode_light(line: bytes) -> Any:
     """:func:`decode_line` without the prompt profile (``null``) when that can be proved; else its value."""
-    value = decode_fast(line)  # with the ``fast`` extra, for lines of the journal's own shape
+    value = decode_fast(line)  # with ``msgspec`` (the ``stats`` extra), for lines of the journal's own shape
     if value is not None:
         return value
     reduced = _reduced(line)

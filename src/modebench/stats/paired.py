@@ -18,7 +18,6 @@ errors are therefore the only ones anybody sees. See ``docs/statistics.md``.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
 from collections import Counter, deque
@@ -41,7 +40,6 @@ from modebench.validation import InputError
 
 __all__ = ["Digest", "paired_groups"]
 
-_BLOCK = 1 << 20
 Pair = tuple[Any, Any, Retention]
 Groups = dict[tuple[int, str], Counter[Pair]]
 _job: tuple[Any, ...] | None = None  # set in each worker
@@ -88,7 +86,7 @@ def paired_groups(
         return None
     try:
         job = (*map(os.fspath, paths), *policies, *(d.fresh if d is not None else None for d in digests))
-        found = _pass(receipts, handles, job, thresholds, digests)
+        found = _pass(receipts, handles, job, policies, thresholds, digests)
         if found is None:
             return None
         groups, count, staged = found
@@ -105,14 +103,15 @@ def _pass(
     receipts: tuple[Receipt, Receipt],
     handles: list[Any],
     job: tuple[Any, ...],
+    policies: list[str],
     thresholds: list[int],
     digests: tuple[Digest | None, Digest | None],
 ) -> tuple[Groups, int, list[Digest | None]] | None:
     """The aligned pass; the digests' chunks are merged into fresh ones (staged), and become the
     callers' only once everything passed."""
-    cursors = [_Cursor(handle) for handle in handles]
+    cursors = [chunks.Cursor(handle) for handle in handles]
     groups: Groups = {}
-    totals = [chunks.Merged(recompute_policy(receipt.payload)) for receipt in receipts]
+    totals = [chunks.Merged(policy) for policy in policies]
     staged = [digest.fresh() if digest is not None else None for digest in digests]
     workers = chunks.processes()
     with chunks.worker_pool(workers, _start, job) as pool:
@@ -147,67 +146,7 @@ def _merge(
     return True
 
 
-class _Cursor:
-    """A journal read once, block by block and hashed, moved forward over whole lines."""
-
-    def __init__(self, handle: Any) -> None:
-        self.handle = handle
-        self.digest = hashlib.sha256()
-        self.block = b""
-        self.start = 0  # file offset of ``block``
-        self.position = 0  # the cursor, within ``block``
-        self.done = False  # the whole file was read
-
-    @property
-    def offset(self) -> int:
-        return self.start + self.position
-
-    def _next(self) -> bool:
-        self.start += len(self.block)
-        self.block, self.position = self.handle.read(_BLOCK), 0
-        self.digest.update(self.block)
-        self.done = not self.block
-        return not self.done
-
-    def past(self, target: int) -> int:
-        """Move past the first line end at or beyond offset ``target`` (or to the end); lines passed."""
-        lines = 0
-        while True:
-            skip = max(self.position, target - self.start)
-            end = self.block.find(b"\n", skip) if skip < len(self.block) else -1
-            if end >= 0:
-                lines += self.block.count(b"\n", self.position, end + 1)
-                self.position = end + 1
-                return lines
-            lines += self.block.count(b"\n", self.position)
-            self.position = len(self.block)
-            if not self._next():
-                return lines
-
-    def lines(self, count: int) -> int:
-        """Move past ``count`` line ends (fewer at the end of the file); how many were passed."""
-        passed = 0
-        while passed < count:
-            here = self.block.count(b"\n", self.position)
-            if here < count - passed:
-                passed += here
-                self.position = len(self.block)
-                if not self._next():
-                    return passed
-                continue
-            while passed < count:
-                self.position = self.block.index(b"\n", self.position) + 1
-                passed += 1
-        return passed
-
-    def rest(self) -> None:
-        """Move to the end of the file."""
-        self.position = len(self.block)
-        while not self.done and self._next():
-            self.position = len(self.block)
-
-
-def _aligned(a: _Cursor, b: _Cursor) -> Iterator[tuple[int, int, int, int, int]]:
+def _aligned(a: chunks.Cursor, b: chunks.Cursor) -> Iterator[tuple[int, int, int, int, int]]:
     """``(offset A, size A, offset B, size B, first line)`` of chunks cut at the same line numbers;
     the last one runs both files to their ends (a worker finds any line left unpaired)."""
     first = 0
