@@ -336,12 +336,13 @@ def test_kill_after_publication_resumes_to_the_summary(tmp_path: Path) -> None:
     source = _write(tmp_path / "in.jsonl", [_record(f"p{i}") for i in range(20)])
     code = (
         "import os, signal, sys\n"
-        "from modebench import streaming, cli\n"
-        "real = streaming._publish\n"
+        "from modebench import cli\n"
+        "from modebench.engine import pipeline\n"
+        "real = pipeline._publish\n"
         "def publish(*a, **k):\n"
         "    out = real(*a, **k)\n"
         "    os.kill(os.getpid(), signal.SIGKILL)\n"
-        "streaming._publish = publish\n"
+        "pipeline._publish = publish\n"
         "sys.exit(cli.main(sys.argv[1:]))\n"
     )
     args = ["evaluate", str(source), "--output", str(tmp_path / "o.json"), "--progress-every", "0"]

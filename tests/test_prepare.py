@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from modebench import _prepare, streaming
+from modebench.backends import unprepared
+from modebench.engine import preflight as engine_preflight
 from modebench.evaluation import Options, Preflight
 from modebench.identity import canonical, sha256_text
 from modebench.parallel import ParallelGrader
@@ -87,13 +89,13 @@ def _write(path: Path, records: list[Any]) -> Path:
 
 def test_clean_input_is_prepared_on_the_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
-    decoded = streaming._decoded
+    decoded = engine_preflight.decoded
 
     def counting(number: int, line: bytes) -> Any:
         calls.append(number)
         return decoded(number, line)
 
-    monkeypatch.setattr(streaming, "_decoded", counting)
+    monkeypatch.setattr(engine_preflight, "decoded", counting)
     source = _write(tmp_path / "in.jsonl", [_record(i, d) for i, d in enumerate(all_domains() * 3)])
     summary = streaming.evaluate_file(source, tmp_path / "out.json", run=RUN, workers=2)
     assert summary["prompts"] == 15
@@ -123,7 +125,8 @@ def test_errors_are_the_in_process_errors(
     tmp_path: Path, records: list[Any], expected: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     messages = {_error(tmp_path, records, workers) for workers in (1, 2)}
-    monkeypatch.delattr(ParallelGrader, "prepared_lines")  # the parent preflights every line
+    # the parent preflights every line, as with a back end whose workers do not prepare lines
+    monkeypatch.setattr(ParallelGrader, "prepared_lines", lambda self, run, lines: unprepared(lines))
     (tmp_path / "in-1.jsonl").unlink()
     messages.add(_error(tmp_path, records, 1))
     assert len(messages) == 1

@@ -25,10 +25,11 @@ from modebench.api_types import (
 )
 from modebench.contracts import Domain, normalize_level
 from modebench.diagnostics import VerifierExecutionError
+from modebench.engine import Execution, RunSpec, evaluate
+from modebench.engine.outcome import evaluation_receipt
 from modebench.validation import InputError
 
 if TYPE_CHECKING:
-    from modebench.backends import Grader
     from modebench.failures.explain import FailureExplanation
     from modebench.generate import GenerationResult, GenerationSettings, Source
     from modebench.stats.table import StatsTable
@@ -186,7 +187,7 @@ def make_prompt(task: Task, condition: str = "registered_hints_v1") -> list[Chat
 
 def grade(task: Task, response: str) -> GradeResult:
     """Grade one response through the shared isolated worker; never raises for evaluator problems."""
-    from modebench.verifier import grade_response
+    from modebench.isolation.client import grade_response
 
     return cast(GradeResult, grade_response(task.level, task.domain, {"answer": task.answer}, response))
 
@@ -210,61 +211,15 @@ def evaluate_file(
     ``shard="I/N"`` grades only that shard into a shard receipt for ``merge_shards``.
     ``input_path="-"`` reads standard input, spooled into the work directory (``docs/evaluation.md``).
     """
-    return _evaluate_file(
-        input_path, output_path, options=options, work_dir=work_dir, resume=resume, workers=workers,
-        progress=progress, backend=backend, cluster_address=cluster_address, shard=shard,
-    )  # fmt: skip
-
-
-def _evaluate_file(
-    input_path: PathLike,
-    output_path: PathLike,
-    *,
-    options: EvaluationOptions | None = None,
-    work_dir: PathLike | None = None,
-    resume: bool = False,
-    workers: int = 1,
-    progress: Callable[[Progress], None] | None = None,
-    backend: str = "local",
-    cluster_address: str | None = None,
-    shard: str | None = None,
-    grader: Grader | None = None,
-) -> EvaluationReceipt:
-    """:func:`evaluate_file` with ``grader`` in place of the back end's (``generate`` passes one
-    that takes results graded while draws arrived from a memo; ``modebench.backends.memo``)."""
-    from modebench._file_evaluation import evaluate_path
-
     chosen = options if options is not None else EvaluationOptions()
-    summary = evaluate_path(
-        input_path,
-        output_path,
-        dataclasses.replace(chosen, run=copy.deepcopy(chosen.run)),
-        work_dir=work_dir,
-        resume=resume,
-        workers=workers,
-        progress=cast(Callable[[dict[str, Any]], None] | None, progress),
-        backend=backend,
-        cluster_address=cluster_address,
-        shard=shard,
-        grader=grader,
-    )
-    explanation = None
-    # A shard receipt is explained once merged; an explanation never fails a finished run.
-    if shard is None and (summary["status"] != "completed" or chosen.unscorable != "fail-run"):
-        try:
-            found = explain_unscorable(summary["output"], input_path=input_path)
-        except (ValueError, OSError):
-            found = None
-        explanation = found if found is not None and (found.counts or found.unavailable) else None
-    return EvaluationReceipt(
-        output=pathlib.Path(summary["output"]),
-        status=cast(EvaluationStatus, summary["status"]),
-        prompts=int(summary["prompts"]),
-        cells=int(summary["cells"]),
-        work_dir=pathlib.Path(summary["work_dir"]),
-        dataset_kind=summary["dataset_kind"],
-        unscorable=explanation,
-    )
+    # The caller's run metadata is copied: the spec holds it for the whole run.
+    chosen = dataclasses.replace(chosen, run=copy.deepcopy(chosen.run))
+    execution = Execution(
+        work_dir, resume, workers, cast(Callable[[dict[str, Any]], None] | None, progress), backend,
+        cluster_address, shard,
+    )  # fmt: skip
+    spec = RunSpec.build(input_path, output_path, chosen, execution)
+    return evaluation_receipt(spec, evaluate(spec), input_path)
 
 
 def explain_unscorable(

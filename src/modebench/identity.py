@@ -7,18 +7,16 @@ import json
 import os
 import platform
 import subprocess
-from collections.abc import Iterable
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any, cast
 
-import modebench
-from modebench import domains
+from modebench import __version__
 from modebench.contracts import BENCHMARK_CONTRACT, DIAGNOSTIC_CONTRACT
 from modebench.diagnostics import RESOURCE_POLICY
 
-PACKAGE_DIR = Path(modebench.__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 def canonical(value: Any) -> str:
@@ -98,7 +96,7 @@ def software_identity(*, include_git: bool = True) -> dict[str, Any]:
     """The ``software`` object of receipts (``docs/evaluation.md``, "The receipt")."""
     files = dict(_source_files())
     identity: dict[str, Any] = {
-        "modebench_version": modebench.__version__,
+        "modebench_version": __version__,
         "verifier_contract": BENCHMARK_CONTRACT,
         "diagnostic_contract": DIAGNOSTIC_CONTRACT,
         "resource_policy": dict(RESOURCE_POLICY),
@@ -114,16 +112,6 @@ def software_identity(*, include_git: bool = True) -> dict[str, Any]:
     return identity
 
 
-def with_plugins(software: dict[str, Any], used: Iterable[str]) -> dict[str, Any]:
-    """``software`` plus ``plugins`` (the origin of each third-party domain in ``used``).
-
-    A run over the built-in domains only gets ``software`` back unchanged, so its receipt is
-    byte-for-byte what it was before plug-ins existed (``docs/evaluation.md``).
-    """
-    found = domains.origins(used)
-    return {**software, "plugins": found} if found else software
-
-
 __all__ = [
     "canonical",
     "digest_json",
@@ -131,5 +119,4 @@ __all__ = [
     "sha256_text",
     "software_identity",
     "source_files",
-    "with_plugins",
 ]

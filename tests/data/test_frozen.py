@@ -380,7 +380,7 @@ def test_frozen_requires_the_registry_that_published_the_split(
     path.write_text(json.dumps({"id": f"{pub.config}/eval/0", "responses": ["x"]}) + "\n")
     with pytest.raises(InputError, match="does not match the packaged frozen registry"):
         evaluate_file(path, tmp_path / "out.json", run=RUN, config=pub.config, data_root=root)
-    with pytest.raises(InputError, match="registry requires a frozen config"):
+    with pytest.raises(InputError, match="registry requires a dataset config"):
         evaluate_file(path, tmp_path / "out.json", run=RUN, registry=pub.registry_url)
     code, _, err = run(
         capsys, "evaluate", str(path), "--output", str(tmp_path / "o.json"), "--registry", pub.registry_url

@@ -325,18 +325,18 @@ def test_limit_is_recorded_only_when_used(suite_inputs: Path, capsys: Any) -> No
 def test_a_failed_configuration_gets_its_receipt_and_the_suite_goes_on(
     suite_inputs: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from modebench import streaming
     from modebench.diagnostics import VerifierExecutionError
+    from modebench.engine import pipeline
 
-    real = streaming.evaluate_file
+    real = pipeline.run
 
-    def reference_validation_fails(input_path: Any, output_path: Any, **kwargs: Any) -> dict[str, Any]:
-        # what the streaming evaluator raises when reference validation hits a worker failure
-        if kwargs.get("config") == CONFIGS[0]:
+    def reference_validation_fails(spec: Any, **kwargs: Any) -> Any:
+        # what the pipeline raises when reference validation hits a worker failure
+        if spec.options.config == CONFIGS[0]:
             raise VerifierExecutionError({"status": "worker_failure", "detail": "worker exited"})
-        return real(input_path, output_path, **kwargs)
+        return real(spec, **kwargs)
 
-    monkeypatch.setattr(streaming, "evaluate_file", reference_validation_fails)
+    monkeypatch.setattr(pipeline, "run", reference_validation_fails)
     root = suite_inputs
     events: list[dict[str, Any]] = []
     options = EvaluationOptions(registry="bundled", run=RUN, limit=3)  # type: ignore[arg-type]

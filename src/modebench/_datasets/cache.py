@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, cast
 
 from modebench import registries
 from modebench._datasets.paths import cache_base, remembered_registry
+from modebench._datasets.settings import public
 from modebench._datasets.sources import BUNDLED, RegistryLike, load_registry
 from modebench._datasets.suggest import unknown_hint
 from modebench._datasets.transfer import transfer
@@ -149,7 +150,7 @@ def fetch(
     registry: RegistryLike = None,
 ) -> Path:
     """Return the verified cache data root holding ``config``/``split``, downloading if needed."""
-    from modebench import dataset_cache as settings  # the public byte cap, read at call time
+    settings = public()  # the public names, read at call time
 
     chosen = load_registry(registry, offline=offline, cache_dir=cache_dir)
     records = chosen.select(config, split)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from modebench import registries
 from modebench._datasets.paths import remembered_registry
+from modebench._datasets.settings import public
 from modebench._datasets.transfer import transfer
 from modebench.registries import Registry
 from modebench.validation import InputError, OptionError
@@ -65,7 +66,7 @@ def load_registry(
         transfer(source, chunks.append, "registry download")
         return registries.parse(b"".join(chunks), source, base)
     path = bundled_registry_path() if source == BUNDLED else Path(source).expanduser().resolve()
-    from modebench import dataset_cache as settings  # the public byte cap, read at call time
+    settings = public()  # the public names, read at call time
 
     with open(path, "rb") as handle:
         raw = handle.read(settings.MAX_DOWNLOAD_BYTES + 1)

@@ -17,6 +17,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from modebench._datasets.settings import public
 from modebench.validation import InputError
 
 __all__ = ["CHUNK_BYTES", "DOWNLOAD_TIMEOUT_SECONDS", "MAX_DOWNLOAD_BYTES", "transfer", "urlopen"]
@@ -89,7 +90,7 @@ def _socket_of(response: Any) -> socket.socket | None:
 
 def transfer(url: str, sink: Callable[[bytes], None], what: str, hint: str = "") -> None:
     """Stream ``url`` into ``sink`` under the byte cap and one overall deadline."""
-    from modebench import dataset_cache as settings  # the public names, read at call time
+    settings = public()  # the public names, read at call time
 
     limit = settings.MAX_DOWNLOAD_BYTES
     timeout = settings.DOWNLOAD_TIMEOUT_SECONDS

@@ -7,34 +7,13 @@ streaming evaluator commits results in input order whichever back end produced t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Any, Protocol
-
+from modebench.backends.grader import Grader, unprepared
+from modebench.isolation.pool import ParallelGrader
 from modebench.validation import InputError
 
 BACKENDS = ("local", "ray")
 
-__all__ = ["BACKENDS", "Grader", "make_grader"]
-
-
-class Grader(Protocol):
-    """What the streaming evaluator needs from a back end."""
-
-    workers: int
-
-    def __enter__(self) -> Grader: ...
-
-    def __exit__(self, *exc: object) -> None: ...
-
-    def close(self) -> None: ...
-
-    def prestart(self) -> None: ...
-
-    def reference_check(self, level: Any, domain: Any, answer: Any) -> dict[str, Any]: ...
-
-    def results(
-        self, items: Iterable[tuple[int, dict[str, Any]]]
-    ) -> Iterator[tuple[int, dict[str, Any], list[dict[str, Any]]]]: ...
+__all__ = ["BACKENDS", "Grader", "make_grader", "unprepared"]
 
 
 def make_grader(backend: str = "local", workers: int = 1, address: str | None = None) -> Grader:
@@ -42,10 +21,9 @@ def make_grader(backend: str = "local", workers: int = 1, address: str | None = 
     if backend == "local":
         if address is not None:
             raise InputError("a cluster address applies only to the ray back end")
-        from modebench.parallel import ParallelGrader
-
         return ParallelGrader(workers)
     if backend == "ray":
+        # The optional ``ray`` extra: imported only when a Ray back end is asked for.
         from modebench.backends.ray_pool import RayGrader
 
         return RayGrader(workers, address)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from modebench.backends import Grader
+from modebench.backends import Grader, unprepared
 from modebench.identity import canonical
 
 __all__ = ["GradeMemo", "MemoGrader", "grading_key"]
@@ -112,6 +112,12 @@ class MemoGrader:
 
     def prestart(self) -> None:
         self.inner.prestart()
+
+    def prepared_lines(
+        self, run: dict[str, Any] | None, lines: Iterable[tuple[int, bytes]]
+    ) -> Iterator[tuple[int, bytes, Any]]:
+        """Lines are preflighted by the engine itself (no ``prepare`` round trips)."""
+        return unprepared(lines)
 
     def reference_check(self, level: Any, domain: Any, answer: Any) -> dict[str, Any]:
         """Validate a reference; a successful check is a pure function of its inputs, so it is kept."""

@@ -17,10 +17,11 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
+from modebench.backends.grader import unprepared
 from modebench.contracts import install_hint
-from modebench.parallel import Chunk, Requests, grade_requests
+from modebench.isolation.pool import Chunk, Requests, grade_requests
+from modebench.isolation.process import BoundedWorker
 from modebench.validation import InputError
-from modebench.worker_process import BoundedWorker
 
 RAY_EXTRA_MESSAGE = f"the ray back end requires the 'ray' extra: {install_hint('ray')}"
 #: Prompts per Ray task: a task round trip costs about a millisecond, so it is spread over
@@ -129,9 +130,15 @@ class RayGrader:
             self._started_ray = False
 
     # -- grading -------------------------------------------------------------------------------
+    def prepared_lines(
+        self, run: dict[str, Any] | None, lines: Iterable[tuple[int, bytes]]
+    ) -> Iterator[tuple[int, bytes, Any]]:
+        """Lines are preflighted by the engine itself (no ``prepare`` round trips)."""
+        return unprepared(lines)
+
     def reference_check(self, level: Any, domain: Any, answer: Any) -> dict[str, Any]:
         """Validate a reference in a local worker: the same verdict as anywhere, no round trip."""
-        from modebench.verifier import reference_check_with
+        from modebench.isolation.client import reference_check_with
 
         self.prestart()
         if self._local is None:

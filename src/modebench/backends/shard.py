@@ -12,84 +12,24 @@ from __future__ import annotations
 import heapq
 import json
 import os
-import re
+import shutil
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from modebench.evaluation import StatusTally
-from modebench.identity import canonical, file_sha256
+from modebench.identity import file_sha256
+from modebench.intake.shards import WHOLE, Shard, parse_shard
+from modebench.publish import atomic_output
+from modebench.receipt.records import Execution, ReceiptMeta
+from modebench.receipt.schema import JOURNAL_NAME, SHARD_SCHEMA
+from modebench.receipt.tallies import tally_results
+from modebench.receipt.writer import journal_reference, receipt_text, shard_receipt_text
 from modebench.validation import InputError, loads
 
-SHARD_SCHEMA = "modebench-shard-receipt-v1"
-_SHARD_TEXT = re.compile(r"([1-9][0-9]*)/([1-9][0-9]*)")
 #: Receipt fields every shard of one run must share (created_at and history may differ).
 _SHARED = ("records_sha256", "input_sha256", "software", "run", "generation_metadata_status", "run_sha256")
 
 __all__ = ["SHARD_SCHEMA", "WHOLE", "Shard", "merge", "parse_shard", "shard_receipt_text"]
-
-
-@dataclass(frozen=True)
-class Shard:
-    """Shard ``index`` (1-based) of ``count``."""
-
-    index: int
-    count: int
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.index <= self.count:
-            raise InputError(f"shard index must be between 1 and {self.count}, not {self.index}")
-
-    def contains(self, seq: int) -> bool:
-        return seq % self.count == self.index - 1
-
-    def seq_at(self, position: int) -> int:
-        """Input position of this shard's ``position``-th prompt."""
-        return self.index - 1 + position * self.count
-
-    def size(self, total: int) -> int:
-        return len(range(self.index - 1, total, self.count))
-
-    def where(self) -> str:
-        """The same selection as an SQL condition on ``seq``."""
-        return f"seq % {self.count} = {self.index - 1}"
-
-    def __str__(self) -> str:
-        return f"{self.index}/{self.count}"
-
-
-WHOLE = Shard(1, 1)
-
-
-def parse_shard(text: str) -> Shard:
-    """``"I/N"`` → ``Shard(I, N)``."""
-    match = _SHARD_TEXT.fullmatch(text.strip())
-    if match is None:
-        raise InputError(f"shard must look like I/N (for example 2/7), not {text!r}")
-    return Shard(int(match.group(1)), int(match.group(2)))
-
-
-def shard_receipt_text(
-    meta: dict[str, Any],
-    shard: Shard,
-    total: int,
-    statuses: StatusTally,
-    threshold: int,
-    prompt_results: dict[str, Any],
-) -> tuple[str, str]:
-    """A shard receipt's bytes and its status (``failed`` when any of its attempts is unscorable)."""
-    status = "completed" if statuses.healthy else "failed"
-    payload = {
-        "schema": SHARD_SCHEMA,
-        "shard": {"index": shard.index, "count": shard.count, "total_records": total},
-        "status": status,
-        "status_counts": dict(sorted(statuses.counts.items())),
-        "min_defined_prompts": threshold,
-        **meta,
-        "prompt_results": prompt_results,
-    }
-    return canonical(payload) + "\n", status
 
 
 def _read_shard(path: Path) -> dict[str, Any]:
@@ -156,9 +96,6 @@ def merge(
     shard_paths: Sequence[str | os.PathLike[str]], output_path: str | os.PathLike[str]
 ) -> dict[str, Any]:
     """Merge shard receipts into the v4 receipt and journal of the unsharded run; a summary."""
-    from modebench.publish import atomic_output
-    from modebench.streaming import JOURNAL_NAME, journal_reference, receipt_text, tally
-
     if not shard_paths:
         raise InputError("merge needs at least one shard receipt")
     output = Path(output_path).resolve()
@@ -191,22 +128,18 @@ def merge(
 
     try:
         with atomic_output(journal) as handle:
-            statuses, cells = tally(entries(handle))
+            statuses, cells = tally_results(entries(handle))
         first = shards[0][1]
-        meta = {key: first[key] for key in (*_SHARED, "dataset")}
+        meta = cast(ReceiptMeta, {key: first[key] for key in (*_SHARED, "dataset")})
         meta["created_at"] = min(payload["created_at"] for _, payload in shards)
-        meta["execution"] = {
-            **first["execution"],
-            "history": [entry for _, payload in shards for entry in payload["execution"]["history"]],
-        }
+        history = [entry for _, payload in shards for entry in payload["execution"]["history"]]
+        meta["execution"] = cast(Execution, {**first["execution"], "history": history})
         text, status = receipt_text(
             meta, statuses, cells, first["min_defined_prompts"], journal_reference(journal, output, total)
         )
         with atomic_output(output) as handle:
             handle.write(text)
     except BaseException:
-        import shutil
-
         shutil.rmtree(directory, ignore_errors=True)
         raise
     return {

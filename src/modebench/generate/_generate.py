@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from modebench.contracts import install_hint
+from modebench.engine import Execution, RunSpec, evaluate
+from modebench.engine.outcome import evaluation_receipt
 from modebench.generate import _output
 from modebench.generate._client import Stats, send_all
 from modebench.generate._ledger import Draw, DrawLedger
@@ -247,7 +249,6 @@ def _evaluate(
     does, taking the results of prompts graded while draws arrived from the pre-grader's memo."""
     from dataclasses import replace
 
-    from modebench.api import _evaluate_file
     from modebench.api_types import EvaluationOptions, RunMetadata
 
     run = cast(RunMetadata, result.run)
@@ -264,5 +265,6 @@ def _evaluate(
         )
     else:
         options = EvaluationOptions(min_defined_prompts=min_defined_prompts, run=run)
-    evaluated = _evaluate_file(result.output, Path(receipt), options=options, grader=pregrader.grader)
+    spec = RunSpec.build(result.output, Path(receipt), options, Execution(grader=pregrader.grader))
+    evaluated = evaluation_receipt(spec, evaluate(spec), result.output)
     return replace(result, receipt=evaluated, pregrade=pregrader.summary())

@@ -171,7 +171,7 @@ def _frozen(source: FrozenSplitSource, condition: str) -> Loaded:
 
 
 def _file(path: PathLike, kind: str, parse: Any, condition: str) -> Loaded:
-    from modebench.streaming import iter_jsonl
+    from modebench.intake.lines import iter_jsonl
 
     hasher = hashlib.sha256()
     prompts: list[Prompt] = []

@@ -25,7 +25,7 @@ from modebench.backends.memo import GradeMemo, MemoGrader
 from modebench.generate._ledger import Draw
 from modebench.generate._output import response_text
 from modebench.generate._plan import FrozenSplitSource, Loaded, Source
-from modebench.parallel import CHUNK_PROMPTS, ParallelGrader
+from modebench.isolation.pool import CHUNK_PROMPTS, ParallelGrader
 
 __all__ = ["PreGrader"]
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from modebench._datasets.settings import public
 from modebench.contracts import install_hint
 from modebench.hub.address import HubAddress
 from modebench.validation import InputError
@@ -43,9 +44,8 @@ class HubLimits:
 
 def limits() -> HubLimits:
     """The HTTP origin's byte cap and deadline, read at call time (tests lower them)."""
-    from modebench import dataset_cache
-
-    return HubLimits(dataset_cache.MAX_DOWNLOAD_BYTES, dataset_cache.DOWNLOAD_TIMEOUT_SECONDS)
+    settings = public()
+    return HubLimits(settings.MAX_DOWNLOAD_BYTES, settings.DOWNLOAD_TIMEOUT_SECONDS)
 
 
 def hub_offline(offline: bool) -> bool:

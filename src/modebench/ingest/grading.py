@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from modebench.api_types import EvaluationOptions
+from modebench.engine import Execution, RunSpec, evaluate
 from modebench.ingest import PromptIndex, ingest
 from modebench.validation import InputError
 
@@ -66,8 +67,6 @@ def _graded_steps(
     options: EvaluationOptions,
     workers: int,
 ) -> tuple[list[tuple[int, Path]], dict[str, Any]]:
-    from modebench._file_evaluation import evaluate_path
-
     run_file = Path(options.run_file).read_bytes() if options.run_file is not None else b""
     identity = json.dumps(
         {"schema": CACHE_SCHEMA, "config": options.config, "split": options.split,
@@ -97,12 +96,9 @@ def _graded_steps(
                 target.mkdir()
                 # Moved, not copied: the scratch directory lives in the cache, one file system.
                 step_input.replace(target / "input.jsonl")
-                evaluate_path(
-                    target / "input.jsonl",
-                    receipt,
-                    dataclasses.replace(options),
-                    work_dir=target / "work",
-                    workers=workers,
+                execution = Execution(work_dir=target / "work", workers=workers)
+                evaluate(
+                    RunSpec.build(target / "input.jsonl", receipt, dataclasses.replace(options), execution)
                 )
                 counts["graded"] += 1
             steps.append((int(entry["step"]), receipt))

@@ -39,9 +39,7 @@ from contextlib import closing, contextmanager
 from typing import Any, TypeVar
 
 from modebench.metrics import CellAccumulator
-from modebench.reporting import (
-    MAX_RESULT_LINE_BYTES,
-    V3,
+from modebench.receipt.reader import (
     check_identity,
     check_recomputed,
     journal_path,
@@ -49,6 +47,7 @@ from modebench.reporting import (
     recompute_policy,
     recompute_threshold,
 )
+from modebench.receipt.schema import MAX_RESULT_LINE_BYTES, V3
 from modebench.stats.journal import Entry, Receipt, Scan, acyclic
 from modebench.validation import InputError
 

@@ -21,7 +21,8 @@ from typing import Any
 
 from modebench.stats import bootstrap
 from modebench.stats.bootstrap import Bootstrap
-from modebench.stats.journal import Entry, lockstep
+from modebench.stats.journal import Entry
+from modebench.stats.lockstep import lockstep
 from modebench.stats.mcnemar import mcnemar
 from modebench.stats.paired import Digest, paired_groups
 from modebench.stats.profiles import Profile, PromptSummary, completed_receipt, entry_summary

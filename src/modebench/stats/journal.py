@@ -39,9 +39,7 @@ from typing import Any, TypeVar
 
 from modebench.diagnostics import STATUSES, UNSCORABLE, VerifierExecutionError
 from modebench.metrics import CellAccumulator, mode_diversity
-from modebench.reporting import (
-    MAX_RESULT_LINE_BYTES,
-    V3,
+from modebench.receipt.reader import (
     check_identity,
     check_recomputed,
     incomplete_entry,
@@ -52,6 +50,7 @@ from modebench.reporting import (
     recompute_threshold,
     sequenced,
 )
+from modebench.receipt.schema import MAX_RESULT_LINE_BYTES, V3
 from modebench.stats.fastlines import decode_fast, valid_profile
 from modebench.validation import InputError, loads
 
@@ -64,7 +63,6 @@ __all__ = [
     "decode_light",
     "decode_line",
     "fast_modes",
-    "lockstep",
     "open_receipt",
 ]
 
@@ -458,61 +456,3 @@ def _status_tally(policy: str) -> Any:
 def open_receipt(path: str | os.PathLike[str]) -> Receipt:
     """Read and check a receipt's header (``read_report`` without the journal pass)."""
     return Receipt(os.fspath(path), read_report(path, verify_results=False))
-
-
-def lockstep(
-    first: Callable[[], Receipt],
-    second: Callable[[], Receipt],
-    reduce: Callable[[Entry], T],
-    reduce_second: Callable[[Entry], T] | None = None,
-    *,
-    light: bool = False,
-    parallel: bool = False,
-) -> Iterator[tuple[T | None, T | None]]:
-    """Two receipts' reductions side by side (``None`` once one side is done), each journal read once.
-
-    Errors come in the order of checking the first receipt completely, then the second, then
-    reading their results: a failure of the first receipt's checks is raised at once; anything
-    else waits until the first journal was read to its end.
-    """
-    a = first()
-    try:
-        b: Receipt | None = second()
-        late: InputError | None = None
-    except InputError as exc:
-        b, late = None, exc
-    other = reduce_second if reduce_second is not None else reduce
-    if parallel:  # each journal split over processes (stats/chunks.py): ``reduce`` is pure
-        from modebench.stats import chunks
-
-        def read(receipt: Receipt, function: Callable[[Entry], T]) -> Iterator[T]:
-            return chunks.entries(receipt, function, light, share=2)
-    else:
-
-        def read(receipt: Receipt, function: Callable[[Entry], T]) -> Iterator[T]:
-            return receipt.entries(function, light=light)
-
-    streams = [read(a, reduce), read(b, other) if b is not None else iter(())]
-    done = [False, False]
-    errors: list[tuple[int, InputError]] = [(1, late)] if late is not None else []
-    while not all(done):
-        pair: list[T | None] = [None, None]
-        for side in (0, 1):
-            if done[side]:
-                continue
-            try:
-                pair[side] = next(streams[side])
-            except StopIteration:
-                done[side] = True
-            except ResultError as exc:
-                done[side] = True
-                errors.append((3 + side, exc))
-            except InputError as exc:
-                if side == 0:
-                    raise
-                done[side] = True
-                errors.append((2, exc))
-        if not errors and (pair[0] is not None or pair[1] is not None):
-            yield pair[0], pair[1]
-    if errors:
-        raise min(errors, key=lambda item: item[0])[1]

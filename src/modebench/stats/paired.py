@@ -24,14 +24,13 @@ from collections import Counter, deque
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from modebench.reporting import (
-    MAX_RESULT_LINE_BYTES,
-    V3,
+from modebench.receipt.reader import (
     journal_path,
     open_regular,
     recompute_policy,
     recompute_threshold,
 )
+from modebench.receipt.schema import MAX_RESULT_LINE_BYTES, V3
 from modebench.stats import chunks
 from modebench.stats.journal import Entry, Receipt, Scan
 from modebench.stats.profiles import PromptSummary, completed_receipt, entry_summary

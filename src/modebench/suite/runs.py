@@ -21,6 +21,7 @@ from typing import Any
 from modebench._datasets.sources import RegistryLike
 from modebench.api_types import EvaluationOptions
 from modebench.diagnostics import VerifierExecutionError
+from modebench.engine import Execution, RunSpec, evaluate
 from modebench.suite.configs import expand_configs
 from modebench.suite.summary import SCHEMA, SUMMARY_NAME, config_entry, write_summary
 from modebench.validation import InputError, OptionError, positive_integer
@@ -111,8 +112,6 @@ def evaluate_suite(
     reference validation fails gets its failure receipt and the suite goes on; an input error
     stops the suite (finished receipts stay; ``resume`` continues). Progress events carry ``config``.
     """
-    from modebench._file_evaluation import evaluate_path
-
     chosen = options if options is not None else EvaluationOptions()
     if chosen.config is not None:
         raise OptionError("suite_config", "a suite takes its configurations as configs, not options.config")
@@ -139,10 +138,7 @@ def evaluate_suite(
                 entries.append(config_entry(name, receipt, target, path.name))
                 continue  # a failure receipt is final: resuming reports it again
             try:
-                evaluate_path(
-                    path,
-                    receipt,
-                    dataclasses.replace(chosen, config=name, run=copy.deepcopy(chosen.run)),
+                execution = Execution(
                     # a configuration the stopped suite never reached simply starts
                     resume=resume
                     and (receipt.exists() or receipt.with_name(receipt.name + ".work").exists()),
@@ -151,6 +147,8 @@ def evaluate_suite(
                     backend=backend,
                     cluster_address=cluster_address,
                 )
+                options = dataclasses.replace(chosen, config=name, run=copy.deepcopy(chosen.run))
+                evaluate(RunSpec.build(path, receipt, options, execution))
             except VerifierExecutionError:
                 pass  # its failure receipt is published; the summary lists it as failed
             entries.append(config_entry(name, receipt, target, path.name))

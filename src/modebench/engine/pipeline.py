@@ -1,0 +1,261 @@
+"""The pipeline of one file evaluation: checkpoint, preflight, grading, publication.
+
+Phases: preflight (validate every record into the ledger), ledger check, journal repair, grading
+(grouped commits, journal appended after each commit), finalization (integrity checks, atomic
+publication). A run killed at any moment resumes to the same receipt cells and journal.
+:func:`run` takes a :class:`RunSpec` whose frozen split, if any, is already resolved
+(``modebench.engine.evaluate`` resolves it); nothing here checks an option again.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any
+
+from modebench import _ledger
+from modebench.backends import Grader, make_grader
+from modebench.data import open_frozen
+from modebench.engine.checkpoint import (
+    check_ledger,
+    check_plugins,
+    graded_rows,
+    plugins_of,
+    rederive_pending,
+    repair_journal,
+)
+from modebench.engine.grading import Journal, grade_pending
+from modebench.engine.identity import identity
+from modebench.engine.preflight import event, run_preflight
+from modebench.engine.spec import RunSpec
+from modebench.identity import digest_json, file_sha256, software_identity
+from modebench.intake.lines import input_file
+from modebench.intake.preflight import now_iso
+from modebench.intake.shards import WHOLE
+from modebench.publish import atomic_output
+from modebench.receipt.reader import read_report
+from modebench.receipt.records import ReceiptMeta, Summary
+from modebench.receipt.schema import CHECKPOINT_SCHEMA, JOURNAL_NAME, REPORT_SCHEMA
+from modebench.receipt.tallies import Cells, StatusTally, tally_results
+from modebench.receipt.writer import journal_reference, receipt_text, shard_receipt_text, with_plugins
+from modebench.validation import InputError
+
+__all__ = ["run"]
+
+
+def run(spec: RunSpec, *, software: dict[str, Any] | None = None) -> Summary:
+    """Evaluate ``spec``'s input into its v4 receipt (or shard receipt); return the summary.
+
+    ``software``: the software identity to record (default: this installation's; 0.4.0's
+    ``streaming.software_identity`` is passed in by ``modebench.streaming``, looked up there).
+
+    After a completed run the ledger is removed (the journal the receipt names stays) unless
+    ``keep_checkpoint``. Resuming a run whose receipt is already published returns its summary.
+    """
+    source = input_file(spec.source)
+    output, directory = spec.output, spec.work_dir
+    if output.exists() and not spec.resume:
+        raise InputError(f"output already exists: {output}")
+    if spec.spooled and source != directory / _ledger.SPOOL_NAME:
+        raise InputError("a spooled input must be the checkpoint's own copy")
+    if directory in (output, source) or (directory in source.parents and not spec.spooled):
+        raise InputError("checkpoint must not contain the input file or occupy an output path")
+    software = software if software is not None else software_identity()
+    # Everything that can fail on bad input before grading is checked before the checkpoint
+    # exists, and hashing the input happens here too: a failure leaves nothing behind, and a
+    # kill before the first commit has little to interrupt.
+    frozen = None
+    options = spec.options
+    if options.config is not None:
+        root = options.data_root if options.data_root is not None else "data"
+        # A custom registry enters the resume identity through the split record and the
+        # manifest hash of its data root (the cache manifest holds the registry's bytes).
+        frozen = open_frozen(
+            root, options.config, options.split, options.allow_partial, spec.registry, spec.limit
+        )
+        if options.prompt_ids is not None:
+            options.prompt_ids.require_within(set(frozen.expected_ids), f"{options.config}/{options.split}")
+    bound = identity(spec, file_sha256(source), frozen, software)
+    if output.exists():
+        summary = _finished(spec, bound, frozen is not None)
+        if summary is None:
+            raise InputError(f"output already exists: {output}")
+        return summary
+    context: AbstractContextManager[Grader] = (
+        make_grader(spec.backend, spec.workers, spec.cluster_address)
+        if spec.grader is None
+        else nullcontext(spec.grader)
+    )
+    with context as active:
+        active.prestart()  # worker warm-up (SymPy import) overlaps the checkpoint's start
+        with _ledger.checkpoint(directory, spec.resume, spooled=spec.spooled) as ledger:
+            try:
+                summary = _run(ledger, spec, source, software, frozen, bound, active)
+            except Exception:
+                # A checkpoint whose preflight failed holds nothing graded: remove it so that a
+                # corrected input can simply be run again (the reference leaves it behind).
+                if not (ledger.has("phase") and ledger.get("phase") != "preflight"):
+                    ledger.db.close()
+                    _ledger.discard(directory)
+                raise
+    if not spec.keep_checkpoint:
+        _ledger.drop_ledger(directory)
+    return summary
+
+
+def _summary(output: Path, cells: int, count: int, frozen: bool, status: str, directory: Path) -> Summary:
+    return {
+        "output": str(output),
+        "cells": cells,
+        "prompts": count,
+        "dataset_kind": "frozen" if frozen else "custom",
+        "status": status,
+        "work_dir": str(directory),
+    }
+
+
+def _finished(spec: RunSpec, bound: dict[str, Any], frozen: bool) -> Summary | None:
+    """The summary of a run already published at the spec's output under this identity, else None.
+
+    A kill after publication leaves the receipt and maybe the ledger; the receipt (with its
+    journal verified) proves the run complete, so resuming it only tidies up.
+    """
+    output, directory = spec.output, spec.work_dir
+    try:
+        receipt = read_report(output)
+    except (ValueError, OSError):
+        return None
+    execution = receipt.get("execution")
+    if (
+        receipt["schema"] != REPORT_SCHEMA
+        or not isinstance(execution, dict)
+        or execution.get("identity_sha256") != digest_json(bound)
+        or (output.parent / receipt["prompt_results"]["path"]).resolve() != directory / JOURNAL_NAME
+    ):
+        return None
+    if (directory / _ledger.LEDGER_NAME).is_file():
+        with _ledger.checkpoint(directory, True) as ledger:
+            ours = ledger.has("identity") and ledger.get("identity") == bound
+            if ours:
+                ledger.put("phase", "complete")
+                ledger.put("output_sha256", file_sha256(output))
+                ledger.commit()
+        if ours and not spec.keep_checkpoint:
+            _ledger.drop_ledger(directory)
+    return _summary(
+        output,
+        len(receipt["cells"]),
+        receipt["prompt_results"]["records"],
+        frozen,
+        receipt["evaluation"]["status"],
+        directory,
+    )
+
+
+def _start(ledger: _ledger.Ledger, spec: RunSpec, bound: dict[str, Any]) -> None:
+    """Check a resumed checkpoint's identity, or start a fresh one."""
+    if spec.resume and ledger.has("identity"):
+        if ledger.get("identity") != bound:
+            raise InputError("resume identity mismatch: input, configuration, dataset, or evaluator changed")
+        if ledger.get("output") != str(spec.output):
+            raise InputError("resume output destination differs from checkpoint")
+        return
+    # A fresh run, or a checkpoint killed before its first commit (identity, output, phase,
+    # created_at and history are committed together): start from the beginning.
+    ledger.put("identity", bound)
+    ledger.put("output", str(spec.output))
+    ledger.put("phase", "preflight")
+    ledger.put("created_at", now_iso())
+    ledger.put("history", [])
+    ledger.commit()
+
+
+def _run(
+    ledger: _ledger.Ledger,
+    spec: RunSpec,
+    source: Path,
+    software: dict[str, Any],
+    frozen: Any,
+    bound: dict[str, Any],
+    grader: Grader,
+) -> Summary:
+    selection = spec.shard or WHOLE
+    _start(ledger, spec, bound)
+    if ledger.get("phase") == "preflight":
+        run_preflight(ledger, spec, source, frozen, bound["input_sha256"], grader)
+        count = int(ledger.get("count"))  # written moments ago by this invocation
+    else:
+        count = check_ledger(ledger, selection)  # an earlier invocation's checkpoint is verified first
+        check_plugins(ledger)
+        rederive_pending(ledger, spec.options, frozen, grader, selection)
+    done = ledger.completed()
+    path = ledger.directory / JOURNAL_NAME
+    digest, link = repair_journal(ledger, path)
+    history = ledger.get("history")
+    history.append({"started_at": now_iso(), "workers": grader.workers, "resumed_prompts": done})
+    ledger.put("history", history)
+    ledger.commit()
+    # Results committed by an earlier invocation are tallied from the ledger; the rest as graded.
+    tallied = tally_results(graded_rows(ledger) if done else iter(()), spec.unscorable)
+    journal = Journal(path, digest, link, done)
+    grade_pending(ledger, journal, selection.size(count), grader, spec.progress, selection, tallied)
+    event(spec.progress, "finalizing", count, count)
+    if file_sha256(source) != bound["input_sha256"]:
+        raise InputError("input changed during evaluation; no final output published")
+    if file_sha256(path) != digest.hexdigest():
+        raise InputError("result journal changed during evaluation; no final output published")
+    software = with_plugins(software, plugins_of(ledger))
+    status, published = _publish(ledger, spec, path, software, count, tallied)
+    ledger.put("phase", "complete")
+    ledger.put("output_sha256", file_sha256(spec.output))
+    ledger.commit()
+    event(spec.progress, "complete", count, count)
+    return _summary(spec.output, published, count, frozen is not None, status, ledger.directory)
+
+
+def _run_meta(ledger: _ledger.Ledger, software: dict[str, Any], bound: dict[str, Any]) -> ReceiptMeta:
+    return {
+        "created_at": ledger.get("created_at"),
+        "records_sha256": ledger.get("records_sha256"),
+        "input_sha256": ledger.get("identity")["input_sha256"],
+        "software": software,
+        "run": ledger.get("run"),
+        "generation_metadata_status": ledger.get("generation_metadata_status"),
+        "run_sha256": ledger.get("run_sha256"),
+        "dataset": ledger.get("dataset"),
+        "execution": {
+            "checkpoint_schema": CHECKPOINT_SCHEMA,
+            "identity_sha256": digest_json(bound),
+            "history": ledger.get("history"),
+        },
+    }
+
+
+def _publish(
+    ledger: _ledger.Ledger,
+    spec: RunSpec,
+    journal: Path,
+    software: dict[str, Any],
+    count: int,
+    tallied: tuple[StatusTally, Cells],
+) -> tuple[str, int]:
+    """Write the receipt (a shard's: the identity an unsharded run binds, and this shard's journal)."""
+    statuses, cells = tallied
+    threshold = spec.options.min_defined_prompts
+    shard = spec.shard
+    if shard is None:
+        meta = _run_meta(ledger, software, ledger.get("identity"))
+        text, status = receipt_text(
+            meta, statuses, cells, threshold, journal_reference(journal, spec.output, count)
+        )
+        _ledger.sweep_temporaries(spec.output, older_than=60.0)  # a publication cut short by a kill
+    else:
+        whole = {key: value for key, value in ledger.get("identity").items() if key != "shard"}
+        meta = _run_meta(ledger, software, whole)
+        reference = journal_reference(journal, spec.output, shard.size(count))
+        text, status = shard_receipt_text(
+            meta, (shard.index, shard.count, count), statuses, threshold, reference
+        )
+    with atomic_output(spec.output) as handle:
+        handle.write(text)
+    return status, len(cells)

@@ -1,0 +1,312 @@
+"""Grading prepared prompts on N isolated workers, results delivered strictly in input order.
+
+One request per prompt carries all of its (distinct) responses. With N ≥ 2 workers a bounded
+window of prompts is in flight; the window is several times N so that one slow prompt does not
+idle the other workers (results are still consumed in order, so memory stays bounded).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import islice
+from typing import Any
+
+from modebench.diagnostics import MAX_REQUEST_BYTES
+from modebench.domains._pipeline import encode_answer, parent_precheck, request_overhead, text_precheck
+from modebench.isolation.process import BoundedWorker
+from modebench.isolation.protocol import groups_request
+from modebench.validation import is_integer
+
+MAX_WORKERS = 8
+#: Prompts per worker request, and requests in flight per worker: a worker always has its next
+#: request queued, and one round trip serves many prompts.
+CHUNK_PROMPTS = 16
+CHUNKS_PER_WORKER = 2
+#: Input lines per preflight request (``prepared_lines``).
+PREPARE_LINES = 64
+#: Worst-case escaped bytes of texts in one request (the worker reads lines of up to 64 MiB).
+REQUEST_BUDGET = 16 * MAX_REQUEST_BYTES
+
+
+class _Plan:
+    """One prompt on its way to a worker: parent-side verdicts, and distinct texts still to grade."""
+
+    __slots__ = ("attempts", "pending", "answer_json")
+
+    def __init__(self, prepared: dict[str, Any]) -> None:
+        level, domain, row = prepared["level"], prepared["domain"], prepared["row"]
+        texts: list[str] = prepared["raw"]["responses"]
+        self.attempts: list[dict[str, Any] | None] = [None] * len(texts)
+        self.pending: dict[str, list[int]] = {}
+        self.answer_json = ""
+        try:
+            # Encoded once: it sizes every request of this prompt and travels in them as is.
+            self.answer_json = encode_answer(row["answer"])
+            overhead = request_overhead(level, domain, None, self.answer_json)
+        except (TypeError, ValueError, RecursionError):
+            self.attempts = [parent_precheck(level, domain, row, text) for text in texts]
+            return
+        for index, text in enumerate(texts):
+            early = self.attempts[index] = text_precheck(overhead, text)
+            if early is None:
+                self.pending.setdefault(text, []).append(index)  # identical responses are graded once
+
+
+def _requests(
+    groups: list[tuple[Any, Any, Any, list[str]]], fixed: list[int]
+) -> list[list[tuple[int, int, int]]]:
+    """Split groups into worker requests of bounded size: ``[(group, start, stop), ...]`` each.
+
+    The bound is on the worst-case escaped size (12 bytes per character), so a request always
+    fits the worker's line cap however the texts are spelled.
+    """
+    requests: list[list[tuple[int, int, int]]] = []
+    current: list[tuple[int, int, int]] = []
+    size = 0
+    for index, group in enumerate(groups):
+        start = 0
+        for position, text in enumerate(group[3]):
+            cost = 12 * len(text) + 64
+            if size + cost + fixed[index] > REQUEST_BUDGET and (current or position > start):
+                if position > start:
+                    current.append((index, start, position))
+                requests.append(current)
+                current, size, start = [], 0, position
+            size += cost + (fixed[index] if position == start else 0)
+        if len(group[3]) > start:
+            current.append((index, start, len(group[3])))
+    if current:
+        requests.append(current)
+    return requests
+
+
+Requests = list[tuple[list[tuple[int, int, int]], list[Any], "bytes | None"]]
+
+
+def grade_requests(worker: BoundedWorker, requests: Requests, groups: int) -> list[list[dict[str, Any]]]:
+    """Send a chunk's encoded requests to ``worker``; the replies of each of ``groups`` groups.
+
+    A chunk's requests are plain data, so a remote back end ships them to a grader elsewhere and
+    calls this same function there.
+    """
+    graded: list[list[dict[str, Any]]] = [[] for _ in range(groups)]
+    for request, pieces, data in requests:
+        for (index, _, _), replies in zip(request, worker.grade_groups(pieces, data)):
+            graded[index].extend(replies)
+    return graded
+
+
+class Chunk:
+    """Prompts made ready for one worker: planned, split into requests, requests encoded.
+
+    Building a chunk and finishing it (``finish``) need no worker, so the pool does both on the
+    consuming thread while a grading thread keeps the worker busy with the previous chunk.
+    """
+
+    def __init__(self, prompts: list[dict[str, Any]]) -> None:
+        self.plans = [_Plan(prepared) for prepared in prompts]
+        self.groups = [
+            (prepared["level"], prepared["domain"], plan.answer_json, list(plan.pending))
+            for prepared, plan in zip(prompts, self.plans)
+        ]
+        fixed = [len(plan.answer_json) for plan in self.plans]
+        self.requests: Requests = []
+        for request in _requests(self.groups, fixed):
+            pieces = [
+                (*self.groups[index][:3], self.groups[index][3][start:stop]) for index, start, stop in request
+            ]
+            try:
+                data: bytes | None = groups_request(pieces)
+            except (TypeError, ValueError, RecursionError):
+                data = None  # grade_groups reports it item by item
+            self.requests.append((request, pieces, data))
+
+    def grade(self, worker: BoundedWorker) -> list[list[dict[str, Any]]]:
+        """The worker's replies for each group's distinct texts."""
+        return grade_requests(worker, self.requests, len(self.groups))
+
+    def finish(self, graded: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+        """Every prompt's attempts in response order, repeats given their own copies."""
+        out = []
+        for plan, group, replies in zip(self.plans, self.groups, graded):
+            attempts = plan.attempts
+            for text, reply in zip(group[3], replies):
+                first, *repeats = plan.pending[text]
+                attempts[first] = reply
+                for index in repeats:
+                    attempts[index] = dict(reply)  # each attempt owns its record
+            out.append([attempt for attempt in attempts if attempt is not None])
+        return out
+
+
+def grade_prompts(worker: BoundedWorker, prompts: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Grade all responses of several bound records in few worker round trips (input order)."""
+    chunk = Chunk(prompts)
+    return chunk.finish(chunk.grade(worker))
+
+
+def grade_prompt(worker: BoundedWorker, prepared: dict[str, Any]) -> list[dict[str, Any]]:
+    """Grade all responses of one bound record through ``worker``; same results as one by one."""
+    return grade_prompts(worker, [prepared])[0]
+
+
+class ParallelGrader:
+    """Context manager owning N lazily started workers."""
+
+    def __init__(self, workers: int = 1) -> None:
+        if not is_integer(workers) or workers <= 0:
+            raise ValueError("workers must be a positive integer")
+        if workers > MAX_WORKERS:
+            raise ValueError(f"workers must be between 1 and {MAX_WORKERS}")
+        self.workers = workers
+        self._all: list[BoundedWorker] = []
+        self._idle: list[BoundedWorker] = []
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._cancelled = threading.Event()
+        self._executor: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> ParallelGrader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        # Threads waiting on a worker see the flag within CANCEL_POLL_SECONDS and kill their
+        # worker, so closing never waits for a chunk in flight to finish grading.
+        self._cancelled.set()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+        with self._lock:
+            workers, self._all, self._idle = self._all + self._idle, [], []
+        for worker in workers:
+            worker.close()
+
+    def prestart(self) -> None:
+        """Spawn every worker now, so their warm-up overlaps the caller's preflight."""
+        with self._lock:
+            while len(self._idle) + len(self._all) < self.workers:
+                worker = BoundedWorker(cancel=self._cancelled)
+                worker.spawn()
+                self._idle.append(worker)
+
+    def reference_check(self, level: Any, domain: Any, answer: Any) -> dict[str, Any]:
+        """Validate a reference on the first of this pool's workers (preflight, before grading)."""
+        from modebench.isolation.client import reference_check_with
+
+        self.prestart()
+        with self._lock:
+            first = (self._idle or self._all)[0]
+        return reference_check_with(first, level, domain, answer)
+
+    def _worker(self) -> BoundedWorker:
+        worker = getattr(self._local, "worker", None)
+        if worker is None:
+            with self._lock:
+                worker = self._idle.pop() if self._idle else BoundedWorker(cancel=self._cancelled)
+                self._all.append(worker)
+            self._local.worker = worker
+        return worker
+
+    def _grade(self, chunk: Chunk) -> list[list[dict[str, Any]]]:
+        if self._cancelled.is_set():
+            raise RuntimeError("grading cancelled")
+        return chunk.grade(self._worker())
+
+    def _prepare(self, data: bytes, expected: int) -> list[Any] | None:
+        if self._cancelled.is_set():
+            raise RuntimeError("grading cancelled")
+        return self._worker().lines(data, expected)
+
+    def prepared_lines(
+        self, run: dict[str, Any] | None, lines: Iterable[tuple[int, bytes]]
+    ) -> Iterator[tuple[int, bytes, Any]]:
+        """Yield ``(number, line, reply)`` in input order, each line preflighted on a worker
+        (``modebench._prepare``); ``reply`` is None for a line the caller must handle itself.
+
+        Like :meth:`results`, a window of requests is in flight on every worker while this
+        thread consumes replies in order, so memory stays bounded.
+        """
+        from modebench.isolation.prepare import MAX_LINE_BYTES, MAX_REQUEST_LINES_BYTES, request_line
+
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="modebench-grader")
+        window: deque[tuple[list[tuple[int, bytes]], list[int], Future[list[Any] | None] | None]] = deque()
+        limit = CHUNKS_PER_WORKER * self.workers
+        source = iter(lines)
+        exhausted = False
+        while True:
+            while not exhausted and len(window) < limit:
+                chunk: list[tuple[int, bytes]] = []
+                sent: list[tuple[int, str]] = []
+                positions: list[int] = []
+                size = 0
+                for number, line in source:
+                    chunk.append((number, line))
+                    if len(line) <= MAX_LINE_BYTES and not line.startswith(b"\xef\xbb\xbf"):
+                        try:
+                            sent.append((number, line.decode("utf-8")))
+                            positions.append(len(chunk) - 1)
+                            size += len(line)
+                        except UnicodeDecodeError:
+                            pass  # the caller reports it
+                    if len(chunk) >= PREPARE_LINES or size >= MAX_REQUEST_LINES_BYTES:
+                        break
+                else:
+                    exhausted = True
+                if not chunk:
+                    break
+                future = (
+                    self._executor.submit(self._prepare, request_line(run, sent), len(sent)) if sent else None
+                )
+                window.append((chunk, positions, future))
+            if not window:
+                return
+            chunk, positions, future = window.popleft()
+            replies: list[Any] = [None] * len(chunk)
+            answered = future.result() if future is not None else None
+            if answered is not None:
+                for position, reply in zip(positions, answered):
+                    replies[position] = reply
+            for (number, line), reply in zip(chunk, replies):
+                yield number, line, reply
+
+    def results(
+        self, items: Iterable[tuple[int, dict[str, Any]]]
+    ) -> Iterator[tuple[int, dict[str, Any], list[dict[str, Any]]]]:
+        """Yield ``(seq, prepared, attempts)`` in the order the items were given.
+
+        Items are graded in chunks of prompts, each chunk one worker request; every worker has a
+        second chunk waiting, planned and encoded on this thread, so it never idles on a round
+        trip. Even one worker is driven from a grading thread, so this thread's bookkeeping
+        overlaps the worker's grading.
+        """
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="modebench-grader")
+        window: deque[tuple[list[tuple[int, dict[str, Any]]], Chunk, Future[list[list[dict[str, Any]]]]]] = (
+            deque()
+        )
+        limit = CHUNKS_PER_WORKER * self.workers
+        source = iter(items)
+        exhausted = False
+        while True:
+            while not exhausted and len(window) < limit:
+                chunk = list(islice(source, CHUNK_PROMPTS))
+                if not chunk:
+                    exhausted = True
+                    break
+                ready = Chunk([prepared for _, prepared in chunk])
+                window.append((chunk, ready, self._executor.submit(self._grade, ready)))
+            if not window:
+                return
+            chunk, ready, future = window.popleft()
+            for (seq, prepared), attempts in zip(chunk, ready.finish(future.result())):
+                yield seq, prepared, attempts
+
+
+__all__ = ["MAX_WORKERS", "ParallelGrader", "grade_prompt", "grade_prompts", "grade_requests"]

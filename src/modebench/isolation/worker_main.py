@@ -1,0 +1,470 @@
+"""Worker process main loop: warm up, then grade JSON-line requests under rlimits and deadlines.
+
+Protocol (one JSON line per message, both directions; see ``worker_protocol``):
+
+* worker → parent, once after warm-up: ``{"ready": true}``.
+* ``{"operation": "grade", "level", "domain", "answer", "text"}`` → one GradeResult line.
+* ``{"operation": "reference", "level", "domain", "answer"}`` → ``correct`` + ``reference`` or
+  ``invalid_reference``.
+* ``{"operation": "groups", "groups": [{"level", "domain", "answer_json", "texts": [...]}, ...]}``
+  (optionally ``"flush": "each"``) → one compact item reply per text, in order, each graded
+  under its own deadline exactly as if sent alone (see ``_ItemOutput`` for when lines are
+  flushed).
+
+After any unscorable reply (timeout, resource_limit, worker_failure) the worker exits, as the
+reference does, so no possibly corrupted state is reused; the parent resends what is left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+from modebench import domains
+from modebench.contracts import normalize_domain
+from modebench.diagnostics import (
+    DOMAIN_DEADLINE_SECONDS,
+    MAX_REQUEST_BYTES,
+    UNSCORABLE,
+    WORKER_MEMORY_BYTES,
+    result,
+)
+from modebench.domains._pipeline import (
+    REFERENCES,
+    ReferenceProblem,
+    check_reference,
+    grade_local,
+    grade_text,
+    invalid_reference,
+    reply_guard,
+    resolve,
+)
+from modebench.isolation.protocol import WARM_ENV, item_line, reply_line
+from modebench.receipt.schema import MAX_RESPONSES_PER_PROMPT
+
+#: Batches carry up to this many bytes per line; each text inside is still held to the 1 MiB
+#: single-request cap by the parent before it is sent.
+MAX_BATCH_BYTES = 64 * MAX_REQUEST_BYTES
+
+#: Test-only fault injection: active only when the parent sets this variable in the worker's
+#: environment, so nothing in a model response can reach it.
+FAULT_ENV = "MODEBENCH_WORKER_FAULT"
+FAULT_TEXT = "\x00modebench-fault\x00"
+_FAULT = os.environ.get(FAULT_ENV)  # read once: it is fixed for the worker's life
+#: With this value the fault is named by the text itself (``FAULT_TEXT + kind``), so one worker
+#: can meet several kinds (a test sends an endless loop and a memory bomb through one cluster).
+FAULT_BY_TEXT = "by-text"
+
+
+def _fault_kind(text: Any) -> str | None:
+    if not _FAULT or not isinstance(text, str) or not text.startswith(FAULT_TEXT):
+        return None
+    if text == FAULT_TEXT:
+        return _FAULT
+    return text[len(FAULT_TEXT) :] if _FAULT == FAULT_BY_TEXT else None
+
+
+class _ResultCache:
+    """Scorable results of (task, response) pairs: RL logs repeat the same answers many times.
+
+    Grading is pure, so a remembered verdict is the verdict; only short responses are kept and
+    the cache is bounded, so worker memory stays flat.
+    """
+
+    MAX_ENTRIES = 100_000
+    MAX_TEXT = 2048
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[tuple[str, str, str], str], dict[str, Any]] = {}
+
+    def grade(
+        self, task: tuple[str, str, str], text: Any, grade: Callable[[Any], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """``grade(text)``, or the remembered reply for this task and text."""
+        if not isinstance(text, str) or len(text) > self.MAX_TEXT:
+            return grade(text)
+        key = (task, text)
+        reply = self._entries.get(key)
+        if reply is None:
+            reply = grade(text)
+            if reply["status"] not in UNSCORABLE:
+                if len(self._entries) >= self.MAX_ENTRIES:
+                    self._entries.clear()  # cheap and bounded; a cold cache only costs speed
+                self._entries[key] = reply
+        return reply
+
+
+_RESULTS = _ResultCache()
+
+
+class Deadline(BaseException):
+    """Raised by SIGALRM; a BaseException so no domain ``except Exception`` can swallow it."""
+
+
+_armed = False
+_expires = 0.0  # time.monotonic() at which the armed item's window closes
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    # Between the items of a request the timer is left running (the next item re-arms it, and
+    # the request disarms it at the end), which saves a system call per item. An expiry of an
+    # earlier item's window can therefore reach the handler just after the next item armed:
+    # it is recognised by the clock and ignored, and the item's own timer stays armed.
+    if not _armed:
+        return
+    remaining = _expires - time.monotonic()
+    if remaining > 0.001:
+        signal.setitimer(signal.ITIMER_REAL, remaining)  # harmless: the same expiry again
+        return
+    raise Deadline
+
+
+def _deadline_for(operation: Any, domain: Any) -> float:
+    """The plug-in's budget for grading, chosen by the raw domain string as in the reference.
+
+    An unknown or aliased domain gets the general budget; reference checks always do. This runs
+    before any deadline is armed, so a third-party plug-in is imported (and warmed up) here, for
+    whichever operation names it first: under the worker's rlimits, never inside a grading window.
+    """
+    seconds = domains.deadline_seconds(domain)
+    if seconds is None:
+        return DOMAIN_DEADLINE_SECONDS
+    _warm([domain])
+    return seconds if operation in ("grade", "groups") else DOMAIN_DEADLINE_SECONDS
+
+
+def _guarded(seconds: float, action: Any, *args: Any) -> dict[str, Any]:
+    """Run one operation under its own wall deadline; map evaluator exceptions to statuses."""
+    global _armed, _expires
+    try:
+        try:
+            _expires = time.monotonic() + seconds
+            signal.setitimer(signal.ITIMER_REAL, seconds)  # a fresh window for this item
+            _armed = True
+            reply: dict[str, Any] = action(*args)
+        finally:
+            _armed = False
+    except Deadline:
+        return result("timeout", detail="worker execution deadline exceeded")
+    except MemoryError:
+        return result("resource_limit", detail="worker memory limit exceeded")
+    except Exception as exc:  # the one broad guard: evaluator failures become a status
+        return result("worker_failure", detail=f"unexpected {type(exc).__name__}")
+    return reply
+
+
+def _grade(level: Any, domain: Any, answer: Any, text: Any) -> dict[str, Any]:
+    fault = _fault_kind(text)
+    if fault is not None:
+        _inject(fault)
+    return reply_guard(grade_local(level, domain, answer, text))
+
+
+def _reference(level: Any, domain: Any, answer: Any) -> dict[str, Any]:
+    fault = _FAULT
+    if fault and answer == FAULT_TEXT:
+        _inject(fault)
+    try:
+        parsed = check_reference(level, domain, answer)
+    except ReferenceProblem as exc:
+        # The hint travels only in this reply (a reference check), never in a graded result.
+        extra = {"hint": exc.hint} if exc.hint is not None else {}
+        return result("invalid_reference", detail=exc.detail, **extra)
+    return result("correct", reference=parsed)
+
+
+def _inject(kind: str) -> None:
+    """Test-only faults (see FAULT_ENV)."""
+    if kind == "exit":
+        os._exit(17)
+    if kind == "hang":  # a hang the worker's own timer cannot interrupt
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        time.sleep(3600)
+    if kind == "slow":
+        while True:
+            pass
+    if kind == "garbage":
+        _send(b"this is not json\n")
+        time.sleep(3600)
+    if kind == "oversize":
+        _send(b'{"status": "' + b"x" * 300_000 + b'"}\n')
+        time.sleep(3600)
+    if kind == "memory":  # one allocation beyond the address-space cap
+        bytearray(WORKER_MEMORY_BYTES)
+    raise RuntimeError(f"unknown fault {kind}")
+
+
+#: The reply channel, opened by ``main``: our own buffered writer on fd 1, because
+#: ``sys.stdout.buffer`` is unbuffered when PYTHONUNBUFFERED is set (common in CI), and then
+#: every write would be a system call.
+_OUT: BinaryIO | None = None
+
+
+def _output() -> BinaryIO:
+    return _OUT if _OUT is not None else sys.stdout.buffer
+
+
+def _send(line: bytes) -> None:
+    out = _output()
+    out.write(line)
+    out.flush()
+
+
+#: In a buffered ``groups`` request, item replies are flushed every FLUSH_ITEMS replies, so the
+#: parent decodes them while later items are graded, and at least every FLUSH_SECONDS, so it
+#: sees progress well within its 5 s per-item window (and at the end of the request).
+FLUSH_ITEMS = 16
+FLUSH_SECONDS = 0.02
+
+
+class _ItemOutput:
+    """Where a ``groups`` request's item replies go: flushed each, or buffered.
+
+    Buffering saves a write and a parent wake-up per item. Its one cost: if the worker dies
+    outright, replies still in the buffer are lost and the parent cannot tell which item was
+    running, so it resends the unanswered items with ``"flush": "each"`` (``strict``), where
+    every reply is flushed before the next item starts, and the failure lands on its item.
+    """
+
+    def __init__(self, strict: bool) -> None:
+        self._every = 1 if strict else FLUSH_ITEMS
+        self._out = _output()
+        self._flushed = time.monotonic()
+        self._waiting = 0
+
+    def send(self, line: bytes, last: bool = False) -> None:
+        """Write one reply line; ``last`` (a fatal reply) is always flushed at once."""
+        self._out.write(line)
+        self._waiting += 1
+        if last or self._waiting >= self._every:
+            self._flush()
+            return
+        now = time.monotonic()
+        if now - self._flushed >= FLUSH_SECONDS:
+            self._flush(now)
+
+    def _flush(self, now: float | None = None) -> None:
+        self._out.flush()
+        self._waiting = 0
+        self._flushed = time.monotonic() if now is None else now
+
+    def close(self) -> None:
+        self._out.flush()
+
+
+def _fatal(reply: dict[str, Any]) -> bool:
+    """After these the worker exits (its state may be damaged); the parent resends the rest."""
+    return reply["status"] in UNSCORABLE and reply["status"] != "invalid_reference"
+
+
+def _group_grader(level: Any, domain: Any, answer_json: str) -> Any:
+    """Grade texts of one prompt; the reference is resolved once, by the first text graded.
+
+    Resolution happens inside that text's deadline, exactly where a lone ``grade`` request
+    would validate (or find cached) its reference.
+    """
+    reference: tuple[int, Any, Any] | ReferenceProblem | None = None
+
+    def grade(text: Any) -> dict[str, Any]:
+        nonlocal reference
+        fault = _fault_kind(text)
+        if fault is not None:
+            _inject(fault)
+        current = reference
+        if current is None:
+            try:
+                number, found = resolve(level, domain)
+                current = (number, found, REFERENCES.get_encoded(number, found, answer_json)[1])
+            except ReferenceProblem as exc:
+                current = exc
+            reference = current
+        if isinstance(current, ReferenceProblem):
+            return invalid_reference(current, text)
+        number, found, parsed = current
+        return reply_guard(grade_text(number, found, parsed, text))
+
+    return grade
+
+
+def _grade_group(group: Any, replies: list[dict[str, Any]], output: _ItemOutput) -> bool:
+    """Grade one prompt's texts, a reply line per text; False once a fatal reply was sent."""
+    if (
+        not isinstance(group, dict)
+        or not isinstance(group.get("texts"), list)
+        or not isinstance(group.get("answer_json"), str)
+    ):
+        reply = result("worker_failure", detail="invalid worker request")
+        output.send(item_line(reply, None), last=True)
+        replies.append(reply)
+        return False
+    level, domain, answer_json = group.get("level"), group.get("domain"), group["answer_json"]
+    _warm_for(domain)
+    seconds = _deadline_for("groups", domain)
+    grade = _group_grader(level, domain, answer_json)
+
+    def guarded(text: Any) -> dict[str, Any]:
+        return _guarded(seconds, grade, text)
+
+    task = (json.dumps(level), json.dumps(domain), answer_json)
+    for text in group["texts"]:
+        reply = _RESULTS.grade(task, text, guarded)
+        fatal = _fatal(reply)
+        output.send(item_line(reply, text), last=fatal)
+        replies.append(reply)
+        if fatal:
+            return False
+    return True
+
+
+def handle(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """Handle one request; replies are sent as they are produced and also returned.
+
+    ``groups`` carries several prompts (a list of ``{level, domain, answer_json, texts}``), so a
+    busy evaluation pays one round trip per group of prompts instead of one per response;
+    every text is still graded exactly as if alone.
+    """
+    try:
+        return _handle(request)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)  # the one disarm per request (see _on_alarm)
+
+
+def _handle(request: dict[str, Any]) -> list[dict[str, Any]]:
+    operation = request.get("operation")
+    if operation == "warm":
+        _warm(request.get("domains"))
+        _send(reply_line({"ready": True}))
+        return []
+    _warm_for(request.get("domain"))
+    seconds = _deadline_for(operation, request.get("domain"))
+    replies: list[dict[str, Any]] = []
+    if operation == "groups":
+        groups = request.get("groups")
+        if not isinstance(groups, list):
+            reply = result("worker_failure", detail="invalid worker request")
+            _send(item_line(reply, None))
+            return [reply]
+        output = _ItemOutput(strict=request.get("flush") == "each")
+        try:
+            for group in groups:
+                if not _grade_group(group, replies, output):
+                    break
+        finally:
+            output.close()
+        return replies
+    if operation == "prepare":
+        return _prepare(request)
+    if operation == "grade":
+        reply = _guarded(
+            seconds,
+            _grade,
+            request.get("level"),
+            request.get("domain"),
+            request.get("answer"),
+            request.get("text"),
+        )
+    elif operation == "reference":
+        reply = _guarded(
+            seconds, _reference, request.get("level"), request.get("domain"), request.get("answer")
+        )
+    else:
+        reply = result("worker_failure", detail="invalid worker request")
+    _send(reply_line(reply))
+    return [reply]
+
+
+def _check_reference(level: Any, domain: Any, answer: Any) -> dict[str, Any]:
+    """A reference check exactly as a ``reference`` request runs it (warm-up outside the deadline)."""
+    _warm_for(domain)
+    return _guarded(_deadline_for("reference", domain), _reference, level, domain, answer)
+
+
+def _prepare(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """Preflight a window of input lines (``modebench._prepare``); one reply line per line."""
+    # Imported when a prepare request arrives: a worker that only grades never loads preflight.
+    from modebench.isolation.prepare import Fatal, prepare_lines
+
+    out = _output()
+    try:
+        for count, line in enumerate(prepare_lines(request, _check_reference, MAX_RESPONSES_PER_PROMPT), 1):
+            out.write(line)
+            if count % FLUSH_ITEMS == 0:
+                out.flush()
+    except Fatal:
+        out.flush()
+        return [result("worker_failure", detail="reference check failed during preflight")]  # we exit
+    out.flush()
+    return []
+
+
+_WARMED: set[str] = set()
+
+
+def _warm(names: Any) -> None:
+    """Warm the named domains (SymPy for MathIR) that are not warm yet; unknown names are ignored.
+
+    Warm-up runs before any deadline is armed, so its cost never turns into a spurious timeout,
+    and only for domains the input uses, so a run without MathIR never imports SymPy. A
+    third-party plug-in is imported here too, before any of its responses is timed.
+    """
+    if not isinstance(names, (list, tuple, set, frozenset)):
+        return
+    for name in names:
+        if isinstance(name, str) and name not in _WARMED and domains.is_registered(name):
+            found = domains.plugin(name)
+            if found.warm_up is not None:
+                found.warm_up()
+            _WARMED.add(name)
+
+
+def _warm_for(domain: Any) -> None:
+    """Fallback for requests the parent did not announce: warm the domain before its deadline."""
+    if isinstance(domain, str) and domain not in _WARMED:
+        try:
+            _warm([normalize_domain(domain)])
+        except ValueError:
+            pass  # grading reports the unknown domain
+
+
+def _warm_up() -> None:
+    _warm(os.environ.get(WARM_ENV, "").split(","))
+
+
+def main() -> None:
+    global _OUT
+    _OUT = open(1, "wb", buffering=1 << 16, closefd=False)  # noqa: SIM115 - lives as long as we do
+    resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
+    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
+    _warm_up()
+    if os.environ.get(FAULT_ENV) == "startup":
+        os._exit(3)
+    _send(reply_line({"ready": True}))
+    stdin = sys.stdin.buffer
+    while True:
+        line = stdin.readline(MAX_BATCH_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_BATCH_BYTES or not line.endswith(b"\n"):
+            _send(reply_line(result("resource_limit", detail="request byte limit exceeded")))
+            return
+        try:
+            request = json.loads(line)
+        except (ValueError, RecursionError):
+            request = None
+        if not isinstance(request, dict):
+            _send(reply_line(result("worker_failure", detail="invalid worker request")))
+            return
+        replies = handle(request)
+        if replies and _fatal(replies[-1]):
+            return
+
+
+if __name__ == "__main__":
+    main()
