@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "ops"))
 
 from benchmark_evaluation import RUN, _pool, _responses  # noqa: E402
+from benchmark_receipts import replicate  # noqa: E402
 
 from modebench.reporting import journal_path, read_report  # noqa: E402
 
@@ -125,8 +126,6 @@ def main() -> None:
         for prompts in args.sizes:
             started = time.perf_counter()
             if args.base:
-                from benchmark_report import replicate
-
                 root = Path(scratch)
                 kept = [root / f"{n}-{prompts}-big.json" for n in "ab"]
                 if all(path.exists() for path in kept):  # built by an earlier run with --keep

@@ -12,6 +12,7 @@ import dataclasses
 import json
 from typing import Any
 
+from modebench._datasets.suggest import unknown_hint
 from modebench.contracts import BENCHMARK_CONTRACT, normalize_domain
 from modebench.dataset_cache import RegistryLike, load_registry
 from modebench.domains import plugin
@@ -149,8 +150,6 @@ def card(config: str, registry: RegistryLike = None) -> dict[str, Any]:
     for item in found:
         if item["config"] == config:
             return item
-    from modebench._datasets.suggest import unknown_hint
-
     raise InputError(
         "unknown dataset configuration; use datasets list" + unknown_hint(config, None, chosen.records)
     )

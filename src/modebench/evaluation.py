@@ -29,7 +29,7 @@ from modebench.receipt.notes import admission_limits, protocol_notes
 from modebench.receipt.schema import SCORING_POLICY
 from modebench.receipt.schema import V3 as V3_SCHEMA
 from modebench.receipt.tallies import StatusTally, evaluation_block, tally_result, tally_results, v4_cells
-from modebench.receipt.writer import with_plugins
+from modebench.receipt.writer import prompt_result, with_plugins
 from modebench.validation import InputError
 
 Grader = Callable[[Mapping[str, Any]], list[dict[str, Any]]]
@@ -41,19 +41,6 @@ def _grade_with_shared(prepared: Mapping[str, Any]) -> list[dict[str, Any]]:
         verifier.grade_response(prepared["level"], prepared["domain"], row, text)
         for text in prepared["raw"]["responses"]
     ]
-
-
-def prompt_result(prepared: Mapping[str, Any], attempts: list[dict[str, Any]]) -> dict[str, Any]:
-    """The per-prompt result object shared by v3 receipts and the v4 journal."""
-    binding = prepared["binding"]
-    return {
-        "id": prepared["id"],
-        "reference_sha256": binding["reference_sha256"],
-        "prompt_sha256": binding["prompt_sha256"],
-        "prompt_profile": binding["prompt_profile"],
-        "draws": [{"attempts": attempts}],
-        **metrics.prompt_metrics(attempts),
-    }
 
 
 def grade_prepared(prepared: Mapping[str, Any], grader: Grader | None = None) -> dict[str, Any]:

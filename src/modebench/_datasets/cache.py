@@ -121,8 +121,8 @@ def _hub_download(
     cache_dir: str | os.PathLike[str] | None,
 ) -> None:
     """Fetch a split from the registry's Hub origin (verified there) and install it in the cache."""
-    from modebench.hub.address import parse_address
-    from modebench.hub.origin import fetch_bytes, limits
+    from modebench.hub.address import parse_address  # noqa: PLC0415 - hf:// registries only (data extra)
+    from modebench.hub.origin import fetch_bytes, limits  # noqa: PLC0415 - hf:// registries only (data extra)
 
     data = fetch_bytes(
         parse_address(registry.base),

@@ -15,8 +15,9 @@ from modebench._datasets.parquet import PathLike, load, prompt_id, require_parqu
 from modebench._datasets.roots import SplitSource, preload_registry
 from modebench._datasets.sources import RegistryLike
 from modebench.api_types import Task
+from modebench.intake.ids import PromptIds, read_ids
 from modebench.prompts import DEFAULT_CONDITION, make_messages, messages_sha256
-from modebench.suite.ids import PromptIds, read_ids
+from modebench.publish import atomic_output
 from modebench.validation import InputError, is_integer, loads, positive_integer
 
 __all__ = ["export_requests", "inspect", "iter_tasks", "prepare_requests"]
@@ -103,8 +104,6 @@ def export_requests(
     ``ids`` names a prompt-id list (``docs/prompt-ids.md``): only those prompts are exported.
     ``limit`` keeps the first ``limit`` rows (a quick trial); the summary then says so.
     """
-    from modebench.publish import atomic_output
-
     if Path(output).exists():
         raise InputError(f"output already exists: {os.fspath(output)}")
     if limit is not None:

@@ -40,7 +40,7 @@ PathLike = str | os.PathLike[str]
 def require_parquet() -> Any:
     """The Parquet reader, or the spec's ``'data' extra`` error (checked before anything else)."""
     try:
-        import pyarrow.parquet as parquet
+        import pyarrow.parquet as parquet  # noqa: PLC0415 - optional data extra
     except ImportError:
         raise InputError(DATA_EXTRA_MESSAGE) from None
     return parquet
@@ -120,7 +120,7 @@ def verified_table(
     data = path.read_bytes()
     if hashlib.sha256(data).hexdigest() != record["parquet_sha256"]:
         raise InputError(f"dataset hash mismatch: {config}/{split}")
-    import pyarrow
+    import pyarrow  # noqa: PLC0415 - optional data extra
 
     try:
         table = parquet.read_table(pyarrow.BufferReader(data))
@@ -153,7 +153,7 @@ def load_split(
     """
     require_parquet()
     try:
-        from datasets import Dataset, NamedSplit
+        from datasets import Dataset, NamedSplit  # noqa: PLC0415 - optional data extra
     except ImportError:
         raise InputError(DATA_EXTRA_MESSAGE) from None
     record, table, _ = verified_table(root, config, split, frozen, registry)

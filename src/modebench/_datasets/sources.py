@@ -99,8 +99,8 @@ def bundled_registry_path() -> Path:
 
 def _hub_registry(source: str, offline: bool, cache_dir: str | os.PathLike[str] | None) -> Registry:
     """``hf://datasets/OWNER/NAME@COMMIT``: the repository's ``registry.json`` at that commit."""
-    from modebench.hub.address import parse_address
-    from modebench.hub.origin import fetch_bytes, limits
+    from modebench.hub.address import parse_address  # noqa: PLC0415 - hf:// registries only (data extra)
+    from modebench.hub.origin import fetch_bytes, limits  # noqa: PLC0415 - hf:// registries only (data extra)
 
     address = parse_address(source)
     raw = fetch_bytes(

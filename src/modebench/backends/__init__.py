@@ -24,7 +24,7 @@ def make_grader(backend: str = "local", workers: int = 1, address: str | None = 
         return ParallelGrader(workers)
     if backend == "ray":
         # The optional ``ray`` extra: imported only when a Ray back end is asked for.
-        from modebench.backends.ray_pool import RayGrader
+        from modebench.backends.ray_pool import RayGrader  # noqa: PLC0415 - optional ray extra
 
         return RayGrader(workers, address)
     raise InputError(f"unknown back end: {backend!r} (expected one of: {', '.join(BACKENDS)})")

@@ -19,6 +19,7 @@ from typing import Any
 
 from modebench.backends.grader import unprepared
 from modebench.contracts import install_hint
+from modebench.isolation.client import reference_check_with
 from modebench.isolation.pool import Chunk, Requests, grade_requests
 from modebench.isolation.process import BoundedWorker
 from modebench.validation import InputError
@@ -39,7 +40,7 @@ __all__ = ["RAY_EXTRA_MESSAGE", "RayGrader", "import_ray"]
 def import_ray() -> Any:
     """The ``ray`` module, or an input error with the install hint when the extra is missing."""
     try:
-        import ray
+        import ray  # noqa: PLC0415 - optional ray extra
     except ImportError:
         raise InputError(RAY_EXTRA_MESSAGE) from None
     return ray
@@ -138,8 +139,6 @@ class RayGrader:
 
     def reference_check(self, level: Any, domain: Any, answer: Any) -> dict[str, Any]:
         """Validate a reference in a local worker: the same verdict as anywhere, no round trip."""
-        from modebench.isolation.client import reference_check_with
-
         self.prestart()
         if self._local is None:
             self._local = BoundedWorker()

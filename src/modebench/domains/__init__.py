@@ -50,11 +50,6 @@ def plugin(domain: Domain | str) -> DomainPlugin:
     return found
 
 
-def all_plugins() -> tuple[DomainPlugin, ...]:
-    """The built-in plug-ins, in registry order (a worker warms these up before taking work)."""
-    return tuple(plugin(name) for name in DOMAINS)
-
-
 def is_registered(name: object) -> bool:
     """True for the exact canonical name of a built-in or of a usable installed plug-in."""
     if not isinstance(name, str):
@@ -133,7 +128,6 @@ __all__ = [
     "PromptTemplate",
     "field_hint",
     # The registry.
-    "all_plugins",
     "canonical",
     "deadline_seconds",
     "is_certified",

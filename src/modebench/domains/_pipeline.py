@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from modebench.contracts import normalize_domain, normalize_level
+from modebench.contracts import LEVELS, normalize_domain, normalize_level
 from modebench.diagnostics import (
     MAX_REFERENCE_BYTES,
     MAX_REPLY_BYTES,
@@ -21,7 +21,7 @@ from modebench.diagnostics import (
     MAX_RESPONSE_CHARS,
     result,
 )
-from modebench.domains import plugin
+from modebench.domains import names, origin, plugin
 from modebench.domains._protocol import (
     MISSING,
     Correct,
@@ -183,17 +183,12 @@ def _hint(found: DomainPlugin, problem: InvalidReference) -> str:
     """The domain's own hint, else (a plug-in without hints) where its reference format is written down."""
     if problem.hint is not None:
         return problem.hint
-    from modebench.domains import origin
-
     where = f"docs/scoring/{found.name}.md" if origin(found.name) is None else "its plug-in's documentation"
     return f"the {found.name} answer object, every field with a complete example: {where}"
 
 
 def identity_hint(level: Any, domain: Any) -> str | None:
     """The hint for a task whose level or domain does not normalise (level first, as checked)."""
-    from modebench.contracts import LEVELS
-    from modebench.domains import names
-
     try:
         normalize_level(level)
     except ValueError:

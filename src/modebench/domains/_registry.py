@@ -32,7 +32,7 @@ from modebench.domains._protocol import CardText, DomainPlugin
 
 if TYPE_CHECKING:
     # Discovery imports these itself: at module level they would lengthen every worker's start-up.
-    from importlib import metadata
+    from importlib import metadata  # noqa: PLC0415 - worker start-up: entry points only on discovery
 
 ENTRY_POINT_GROUP = "modebench.domains"
 
@@ -71,9 +71,9 @@ class _Rejected(Exception):
 
 
 def _package_source_sha256(package: str) -> str:
-    from pathlib import Path
+    from pathlib import Path  # noqa: PLC0415 - worker start-up: plug-in hashing only on discovery
 
-    from modebench.identity import digest_json, file_sha256, source_files
+    from modebench.identity import digest_json, file_sha256, source_files  # noqa: PLC0415 - worker start-up: plug-in hashing only on discovery
 
     module = importlib.import_module(package)
     paths = getattr(module, "__path__", None)
@@ -142,7 +142,7 @@ def _label(entry: metadata.EntryPoint) -> str:
 @cache
 def discover() -> Discovery:
     """Load every ``modebench.domains`` entry point once; never raises for a broken plug-in."""
-    from importlib import metadata
+    from importlib import metadata  # noqa: PLC0415 - worker start-up: entry points only on discovery
 
     plugins: dict[str, tuple[DomainPlugin, PluginOrigin]] = {}
     owners: dict[str, str] = {}
@@ -169,7 +169,7 @@ def discover() -> Discovery:
             continue
         plugins[found.name] = (found, origin)
         owners[found.name] = label
-    import logging  # only discovery logs, and only about broken plug-ins
+    import logging  # noqa: PLC0415 - only discovery logs, and only about broken plug-ins
 
     for label, reason in broken.items():
         logging.getLogger("modebench.domains").warning(

@@ -17,12 +17,11 @@ from modebench import _ledger
 from modebench.backends import Grader
 from modebench.engine.preflight import event
 from modebench.engine.spec import Progress
-from modebench.evaluation import prompt_result
 from modebench.failures import policy
 from modebench.identity import canonical
 from modebench.intake.shards import Shard
 from modebench.receipt.tallies import Cells, StatusTally, tally_result
-from modebench.receipt.writer import journal_line
+from modebench.receipt.writer import journal_line, prompt_result
 
 #: Grading commits at most this many prompts, or this many seconds of work, per transaction.
 COMMIT_PROMPTS = 128

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from modebench import _ledger
+from modebench._datasets.frozen import open_frozen
 from modebench.backends import Grader, make_grader
-from modebench.data import open_frozen
 from modebench.engine.checkpoint import (
     check_ledger,
     check_plugins,

@@ -19,6 +19,9 @@ from typing import Any
 
 from modebench.diagnostics import MAX_RESPONSE_CHARS, UNSCORABLE
 from modebench.failures.policy import COUNT_AS_INCORRECT, COUNTED, ORIGINAL_STATUS
+from modebench.receipt.reader import journal_path, read_report
+from modebench.receipt.schema import V4
+from modebench.validation import InputError, loads
 
 __all__ = ["DEFAULT_LIMIT", "FailureExplanation", "UnscorableAttempt", "explain"]
 
@@ -136,8 +139,6 @@ def explain(
 
     ``input_path``, when given and identical to the graded input, adds physical line numbers.
     """
-    from modebench.reporting import V4, journal_path, read_report
-
     path = Path(receipt)
     payload = read_report(path, verify_results=False)
     status = str(payload["evaluation"]["status"])
@@ -186,8 +187,6 @@ def explain(
 
 
 def _record_id(line: bytes) -> str | None:
-    from modebench.validation import InputError, loads
-
     try:
         record = loads(line)
     except InputError:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modebench.evaluation import RECORD_FIELDS
+from modebench.intake.preflight import RECORD_FIELDS
 from modebench.prompts import DEFAULT_CONDITION, make_messages, messages_sha256
 from modebench.validation import InputError
 

@@ -131,7 +131,7 @@ class PreGrader:
 
     def _preflight(self) -> Any:
         """The evaluator's record validation, set up as the evaluation after publication sets it up."""
-        from modebench.evaluation import Options, Preflight
+        from modebench.intake.preflight import Options, Preflight
 
         source = self._source
         if not isinstance(source, FrozenSplitSource):

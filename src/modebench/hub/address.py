@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from modebench.validation import InputError
 
-__all__ = ["PREFIX", "HubAddress", "is_hub_address", "parse_address"]
+__all__ = ["PREFIX", "HubAddress", "parse_address"]
 
 PREFIX = "hf://"
 _ADDRESS = re.compile(r"hf://datasets/(?P<repo>[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)@(?P<rev>[^/@]+)")
@@ -25,10 +25,6 @@ class HubAddress:
 
     def __str__(self) -> str:
         return f"{PREFIX}datasets/{self.repo_id}@{self.commit}"
-
-
-def is_hub_address(text: str) -> bool:
-    return text.startswith(PREFIX)
 
 
 def parse_address(text: str) -> HubAddress:

@@ -28,11 +28,6 @@ def _worker() -> BoundedWorker:
         return _shared
 
 
-def prestart_worker() -> None:
-    """Spawn the shared worker now (without waiting), so its warm-up overlaps other work."""
-    _worker().spawn()
-
-
 def close_worker() -> None:
     """Stop the shared worker (it restarts on the next request)."""
     global _shared
@@ -86,4 +81,4 @@ def reference_check_with(worker: BoundedWorker, level: Any, domain: Any, answer:
     raise VerifierExecutionError(result("worker_failure", detail="invalid reference reply"))
 
 
-__all__ = ["close_worker", "grade_response", "grade_with_worker", "prestart_worker", "reference_check"]
+__all__ = ["close_worker", "grade_response", "grade_with_worker", "reference_check"]

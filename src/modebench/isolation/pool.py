@@ -16,6 +16,8 @@ from typing import Any
 
 from modebench.diagnostics import MAX_REQUEST_BYTES
 from modebench.domains._pipeline import encode_answer, parent_precheck, request_overhead, text_precheck
+from modebench.isolation.client import reference_check_with
+from modebench.isolation.prepare import MAX_LINE_BYTES, MAX_REQUEST_LINES_BYTES, request_line
 from modebench.isolation.process import BoundedWorker
 from modebench.isolation.protocol import groups_request
 from modebench.validation import is_integer
@@ -148,11 +150,6 @@ def grade_prompts(worker: BoundedWorker, prompts: list[dict[str, Any]]) -> list[
     return chunk.finish(chunk.grade(worker))
 
 
-def grade_prompt(worker: BoundedWorker, prepared: dict[str, Any]) -> list[dict[str, Any]]:
-    """Grade all responses of one bound record through ``worker``; same results as one by one."""
-    return grade_prompts(worker, [prepared])[0]
-
-
 class ParallelGrader:
     """Context manager owning N lazily started workers."""
 
@@ -197,8 +194,6 @@ class ParallelGrader:
 
     def reference_check(self, level: Any, domain: Any, answer: Any) -> dict[str, Any]:
         """Validate a reference on the first of this pool's workers (preflight, before grading)."""
-        from modebench.isolation.client import reference_check_with
-
         self.prestart()
         with self._lock:
             first = (self._idle or self._all)[0]
@@ -232,8 +227,6 @@ class ParallelGrader:
         Like :meth:`results`, a window of requests is in flight on every worker while this
         thread consumes replies in order, so memory stays bounded.
         """
-        from modebench.isolation.prepare import MAX_LINE_BYTES, MAX_REQUEST_LINES_BYTES, request_line
-
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="modebench-grader")
         window: deque[tuple[list[tuple[int, bytes]], list[int], Future[list[Any] | None] | None]] = deque()
@@ -309,4 +302,4 @@ class ParallelGrader:
                 yield seq, prepared, attempts
 
 
-__all__ = ["MAX_WORKERS", "ParallelGrader", "grade_prompt", "grade_prompts", "grade_requests"]
+__all__ = ["MAX_WORKERS", "ParallelGrader", "grade_prompts", "grade_requests"]

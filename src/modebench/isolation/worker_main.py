@@ -388,7 +388,7 @@ def _check_reference(level: Any, domain: Any, answer: Any) -> dict[str, Any]:
 def _prepare(request: dict[str, Any]) -> list[dict[str, Any]]:
     """Preflight a window of input lines (``modebench._prepare``); one reply line per line."""
     # Imported when a prepare request arrives: a worker that only grades never loads preflight.
-    from modebench.isolation.prepare import Fatal, prepare_lines
+    from modebench.isolation.prepare import Fatal, prepare_lines  # noqa: PLC0415 - worker start-up: only a prepare request needs it
 
     out = _output()
     try:

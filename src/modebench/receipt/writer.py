@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from modebench import domains
+from modebench import domains, metrics
 from modebench.identity import canonical, file_sha256
 from modebench.receipt.records import JournalReference, ReceiptMeta
 from modebench.receipt.schema import FAILURE_SCHEMA, REPORT_SCHEMA, RESULT_FORMAT, SHARD_SCHEMA
@@ -22,6 +22,7 @@ __all__ = [
     "failure_receipt_text",
     "journal_line",
     "journal_reference",
+    "prompt_result",
     "receipt_text",
     "shard_receipt_text",
     "with_plugins",
@@ -126,3 +127,16 @@ def with_plugins(software: dict[str, Any], used: Iterable[str]) -> dict[str, Any
     """
     found = domains.origins(used)
     return {**software, "plugins": found} if found else software
+
+
+def prompt_result(prepared: Mapping[str, Any], attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The per-prompt result object shared by v3 receipts and the v4 journal."""
+    binding = prepared["binding"]
+    return {
+        "id": prepared["id"],
+        "reference_sha256": binding["reference_sha256"],
+        "prompt_sha256": binding["prompt_sha256"],
+        "prompt_profile": binding["prompt_profile"],
+        "draws": [{"attempts": attempts}],
+        **metrics.prompt_metrics(attempts),
+    }

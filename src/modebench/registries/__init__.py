@@ -152,7 +152,7 @@ def parse(raw: bytes, source: str, base: str, local_root: Path | None = None) ->
     if origin is not None:
         # Data files live in a Hub repository pinned to a commit; this registry stays the trusted
         # identity of every file, so nothing fetched from there is used before it verifies.
-        from modebench.hub.address import parse_address
+        from modebench.hub.address import parse_address  # noqa: PLC0415 - hf:// registries only (data extra)
 
         if not isinstance(origin, str):
             raise InputError(f"registry {source}: origin must be an hf://datasets/OWNER/NAME@COMMIT address")

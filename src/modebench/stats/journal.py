@@ -51,6 +51,7 @@ from modebench.receipt.reader import (
     sequenced,
 )
 from modebench.receipt.schema import MAX_RESULT_LINE_BYTES, V3
+from modebench.receipt.tallies import StatusTally
 from modebench.stats.fastlines import decode_fast, valid_profile
 from modebench.validation import InputError, loads
 
@@ -448,8 +449,6 @@ def acyclic() -> Iterator[None]:
 
 
 def _status_tally(policy: str) -> Any:
-    from modebench.evaluation import StatusTally
-
     return StatusTally(policy)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -30,7 +30,6 @@ __all__ = [
     "cell_profiles",
     "completed_receipt",
     "entry_summary",
-    "iter_summaries",
     "summarize_prompt",
 ]
 
@@ -132,15 +131,6 @@ def completed_receipt(path: str | os.PathLike[str]) -> Receipt:
     if not receipt.completed:
         raise InputError(f"{os.fspath(path)}: the evaluation failed, so it has no statistics")
     return receipt
-
-
-def iter_summaries(path: str | os.PathLike[str]) -> Iterator[PromptSummary]:
-    """Summaries of every prompt of a completed receipt (v4: its journal, read and verified once).
-
-    Errors of the receipt's checks come at the end of the iteration (see
-    :meth:`modebench.stats.journal.Receipt.entries`): use the summaries once it is exhausted.
-    """
-    return chunks.entries(completed_receipt(path), entry_summary, light=True)
 
 
 def cell_profiles(path: str | os.PathLike[str]) -> dict[CellKey, Counter[Profile]]:

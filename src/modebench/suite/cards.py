@@ -11,7 +11,7 @@ from typing import Any
 
 from modebench import __version__
 from modebench.cards import SHARED_LIMITATIONS, card_head
-from modebench.evaluation import admission_limits
+from modebench.receipt.notes import admission_limits
 
 __all__ = ["datasheet"]
 

@@ -171,7 +171,7 @@ def evaluate_suite(
 
 
 def _failed_before(receipt: Path) -> bool:
-    from modebench._file_evaluation import FAILURE_SCHEMA
+    from modebench.receipt.schema import FAILURE_SCHEMA
     from modebench.validation import loads
 
     if not receipt.is_file():
