@@ -125,6 +125,9 @@ class BatchGrader:
         self.unscorable: UnscorablePolicy = unscorable
         self._pool: _engine.Pool | None = _engine.open_pool(workers)  # validates ``workers``
         self._references: OrderedDict[tuple[int, str, str], tuple[dict[str, Any], str]] = OrderedDict()
+        # (level, domain, answer text) as a dataset column gives them -> the reference's key, so
+        # that the thousands of rows of a batch that repeat one prompt cost a dict lookup each.
+        self._aliases: OrderedDict[tuple[Any, Any, str], tuple[int, str, str]] = OrderedDict()
         self._lock = threading.Lock()
         #: Completions and distinct (reference, response) pairs sent in the last batch.
         self.last_items = 0
@@ -203,6 +206,20 @@ class BatchGrader:
 
     def _reference(self, pool: _engine.Pool, row: int, completion: Completion) -> tuple[int, str, str]:
         """The cache key of a row's validated reference, validating it (once) on the pool."""
+        alias = None
+        if isinstance(completion.answer, str) and type(completion.level) in (int, str) and type(completion.domain) is str:
+            alias = (completion.level, completion.domain, completion.answer)
+            found = self._aliases.get(alias)
+            if found is not None and found in self._references:
+                return found
+        key = self._validated(pool, row, completion)
+        if alias is not None:
+            self._aliases[alias] = key
+            while len(self._aliases) > REFERENCE_CACHE:
+                self._aliases.popitem(last=False)
+        return key
+
+    def _validated(self, pool: _engine.Pool, row: int, completion: Completion) -> tuple[int, str, str]:
         try:
             level = _engine.normalize_level(completion.level)
             domain = str(_engine.canonical_domain(completion.domain))
