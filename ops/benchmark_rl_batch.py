@@ -44,7 +44,11 @@ MIXES = {"non-mathir": NON_MATHIR, "all": (*NON_MATHIR, "mathir")}
 
 
 def batch(domains: tuple[str, ...], prompts: int = 256, group: int = 8) -> list[Completion]:
-    tables = [trainer_rows(f"level{level}_{domain}", registry="bundled") for level in (1, 2, 3) for domain in domains]
+    tables = [
+        trainer_rows(f"level{level}_{domain}", registry="bundled")
+        for level in (1, 2, 3)
+        for domain in domains
+    ]
     rows = []
     position = 0
     while len(rows) < prompts:
@@ -58,7 +62,10 @@ def batch(domains: tuple[str, ...], prompts: int = 256, group: int = 8) -> list[
     for row in rows:
         witnesses = plugin(row["domain"]).witnesses(row["level"], json.loads(row["answer"]))
         texts = [witnesses[i % len(witnesses)] for i in range(5)] + [witnesses[0], "not a solution", ""]
-        out.extend(Completion(row["level"], row["domain"], row["answer"], text, row["prompt_id"]) for text in texts[:group])
+        out.extend(
+            Completion(row["level"], row["domain"], row["answer"], text, row["prompt_id"])
+            for text in texts[:group]
+        )
     return out
 
 
@@ -131,7 +138,9 @@ def memory(completions: list[Completion], steps: int) -> dict[str, Any]:
     return {
         "steps": steps,
         "rss_mib": {str(step): round(rss / 2**20, 1) for step, rss in samples},
-        "growth_after_step_10_mib": round((max(after_warmup) - min(after_warmup)) / 2**20, 1) if after_warmup else None,
+        "growth_after_step_10_mib": round((max(after_warmup) - min(after_warmup)) / 2**20, 1)
+        if after_warmup
+        else None,
     }
 
 
@@ -145,7 +154,9 @@ def main() -> int:
                               "loadavg": os.getloadavg(), "mixes": {}}  # fmt: skip
     for name, domains in MIXES.items():
         completions = batch(domains)
-        entry: dict[str, Any] = {"batch": [time_batches(completions, workers, args.steps) for workers in (1, 2)]}
+        entry: dict[str, Any] = {
+            "batch": [time_batches(completions, workers, args.steps) for workers in (1, 2)]
+        }
         entry["per_call"] = time_per_call(completions)
         best = min(run["median_ms"] for run in entry["batch"]) / 1000
         entry["speedup_vs_per_call"] = round(entry["per_call"]["seconds"] / best, 1)

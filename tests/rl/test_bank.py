@@ -126,7 +126,14 @@ def test_replay_cycles_through_every_entry_in_order():
 
 def test_unverified_and_unscorable_are_never_admitted():
     bank = ModeBank()
-    for status in ("incorrect", "malformed", "timeout", "resource_limit", "worker_failure", "invalid_reference"):
+    for status in (
+        "incorrect",
+        "malformed",
+        "timeout",
+        "resource_limit",
+        "worker_failure",
+        "invalid_reference",
+    ):
         assert not bank.offer("p", level=1, domain="countdown", answer={}, reference_sha256="s", text="t",
                               status=status, canonical_key="k")  # fmt: skip
     assert not bank.offer("p", level=1, domain="countdown", answer={}, reference_sha256="s", text="t",
@@ -161,7 +168,13 @@ def test_export_never_overwrites(tmp_path):
     target = tmp_path / "bank.jsonl"
     assert bank.export_jsonl(target) == 1
     record = json.loads(target.read_text())
-    assert record == {"id": "p1", "level": 1, "domain": "countdown", "answer": {"ref": "p1"}, "responses": ["t"]}
+    assert record == {
+        "id": "p1",
+        "level": 1,
+        "domain": "countdown",
+        "answer": {"ref": "p1"},
+        "responses": ["t"],
+    }
     with pytest.raises(FileExistsError):
         bank.export_jsonl(target)
 

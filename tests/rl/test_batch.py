@@ -34,7 +34,9 @@ def test_verdicts_equal_grade_on_every_domain(grader, records):
     graded = grader.grade(batch)
     assert {result.domain for result in graded} == {r["domain"] for r in records}  # five domains
     for completion, result in zip(batch, graded):
-        task = Task(id="t", level=completion.level, domain=completion.domain, problem="p", answer=completion.answer)
+        task = Task(
+            id="t", level=completion.level, domain=completion.domain, problem="p", answer=completion.answer
+        )
         expected = grade(task, completion.response)
         assert result.attempt == dict(expected)
         assert (result.status, result.verified, result.canonical_key) == (
@@ -93,7 +95,10 @@ def test_bad_rows_are_named(grader, records):
     good = Completion(record["level"], record["domain"], record["answer"], "x", "ok")
     for bad, message in (
         (Completion(9, record["domain"], record["answer"], "x", "p9"), "row 1, prompt 'p9': level must be"),
-        (Completion(1, "chess", record["answer"], "x", "p9"), "row 1, prompt 'p9': unsupported ModeBench domain"),
+        (
+            Completion(1, "chess", record["answer"], "x", "p9"),
+            "row 1, prompt 'p9': unsupported ModeBench domain",
+        ),
         (Completion(1, record["domain"], "{not json", "x", "p9"), "row 1, prompt 'p9': answer is not JSON"),
         (Completion(1, record["domain"], {"verifier": "countdown"}, "x", None), "row 1: invalid reference"),
     ):

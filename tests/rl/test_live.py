@@ -15,7 +15,11 @@ from modebench.rl import BatchGrader, Completion, ModeBank, RolloutRecorder
 
 
 def completions(records, texts_of):
-    return [Completion(r["level"], r["domain"], r["answer"], text, r["id"]) for r in records for text in texts_of(r)]
+    return [
+        Completion(r["level"], r["domain"], r["answer"], text, r["id"])
+        for r in records
+        for text in texts_of(r)
+    ]
 
 
 def test_step_metrics_equal_the_step_receipt(tmp_path, grader, records, capsys):

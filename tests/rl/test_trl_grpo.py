@@ -30,7 +30,9 @@ if os.environ.get("CI") == "true":
     import trl
     from tokenizers import Tokenizer
 else:
-    trl = pytest.importorskip("trl", reason="needs the rl extra: pip install torch==2.13.0 && pip install -e '.[rl]'")
+    trl = pytest.importorskip(
+        "trl", reason="needs the rl extra: pip install torch==2.13.0 && pip install -e '.[rl]'"
+    )
     Tokenizer = pytest.importorskip("tokenizers").Tokenizer
 
 import torch
@@ -120,7 +122,9 @@ def test_grpo_trainer_runs_with_modebench_rewards(tmp_path):
     for completions, columns, rewards in reward.calls:
         for row, completion in enumerate(completions):
             text = completion[-1]["content"]  # conversational dataset: conversational completions
-            task = Task("t", columns["level"][row], columns["domain"][row], "p", json.loads(columns["answer"][row]))
+            task = Task(
+                "t", columns["level"][row], columns["domain"][row], "p", json.loads(columns["answer"][row])
+            )
             result = grade(task, text)
             verdicts.append(result["status"])
             assert rewards[row] == (1.0 if result["verified"] else 0.0)

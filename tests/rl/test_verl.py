@@ -54,7 +54,9 @@ def items() -> list[tuple[dict[str, Any], str]]:
     for config in CONFIGS:
         for row in verl_rows(config, registry="bundled", limit=3):
             info = row["extra_info"]
-            witnesses = plugin(info["domain"]).witnesses(info["level"], json.loads(row["reward_model"]["ground_truth"]))
+            witnesses = plugin(info["domain"]).witnesses(
+                info["level"], json.loads(row["reward_model"]["ground_truth"])
+            )
             for text in [*witnesses[:3], witnesses[0], "not a solution", ""]:
                 out.append((row, text))
     return out

@@ -10,7 +10,7 @@ uses, hence the same isolation, deadlines, caps and verdict contract), reference
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 

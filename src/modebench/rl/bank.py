@@ -204,7 +204,10 @@ class ModeBank:
                     "answer": entry.answer,
                     "reference_sha256": entry.reference_sha256,
                     "prompt": entry.prompt,
-                    "modes": {key: {"text": mode.text, "count": mode.count} for key, mode in sorted(entry.modes.items())},
+                    "modes": {
+                        key: {"text": mode.text, "count": mode.count}
+                        for key, mode in sorted(entry.modes.items())
+                    },
                 }
                 for pid, entry in sorted(self._prompts.items())
             },
@@ -218,9 +221,15 @@ class ModeBank:
         cursor = state["cursor"]
         prompts: dict[str, _Prompt] = {}
         for pid, data in state["prompts"].items():
-            entry = _Prompt(data["level"], data["domain"], data["answer"], data["reference_sha256"], data["prompt"])
+            entry = _Prompt(
+                data["level"], data["domain"], data["answer"], data["reference_sha256"], data["prompt"]
+            )
             for key, mode in data["modes"].items():
-                if not isinstance(mode["text"], str) or not isinstance(mode["count"], int) or mode["count"] < 1:
+                if (
+                    not isinstance(mode["text"], str)
+                    or not isinstance(mode["count"], int)
+                    or mode["count"] < 1
+                ):
                     raise ValueError(f"prompt {pid!r}, mode {key!r}: bad banked mode")
                 entry.modes[key] = _Mode(mode["text"], mode["count"])
             if len(entry.modes) > capacity:

@@ -28,7 +28,14 @@ from modebench.diagnostics import MAX_REFERENCE_BYTES
 from modebench.rl import _engine
 from modebench.validation import InputError
 
-__all__ = ["BatchGrader", "Completion", "Graded", "RewardInputError", "UNSCORABLE_POLICIES", "UnscorableCompletion"]
+__all__ = [
+    "BatchGrader",
+    "Completion",
+    "Graded",
+    "RewardInputError",
+    "UNSCORABLE_POLICIES",
+    "UnscorableCompletion",
+]
 
 UnscorablePolicy = Literal["raise", "mask"]
 UNSCORABLE_POLICIES: Final[tuple[str, ...]] = ("raise", "mask")
@@ -120,7 +127,9 @@ class BatchGrader:
 
     def __init__(self, workers: int = 1, *, unscorable: UnscorablePolicy = "raise") -> None:
         if unscorable not in UNSCORABLE_POLICIES:
-            raise ValueError(f"unscorable must be one of {', '.join(UNSCORABLE_POLICIES)}, not {unscorable!r}")
+            raise ValueError(
+                f"unscorable must be one of {', '.join(UNSCORABLE_POLICIES)}, not {unscorable!r}"
+            )
         self.workers = workers
         self.unscorable: UnscorablePolicy = unscorable
         self._pool: _engine.Pool | None = _engine.open_pool(workers)  # validates ``workers``
@@ -177,9 +186,14 @@ class BatchGrader:
                 texts = groups.setdefault(key, {})
                 texts.setdefault(completion.response, len(texts))
             index = {key: position for position, key in enumerate(groups)}
-            items = [_engine.prepared(*key[:2], references[key][0], list(texts)) for key, texts in groups.items()]
+            items = [
+                _engine.prepared(*key[:2], references[key][0], list(texts)) for key, texts in groups.items()
+            ]
             graded = _engine.grade_prepared(pool, items)
-            self.last_items, self.last_distinct = len(completions), sum(len(texts) for texts in groups.values())
+            self.last_items, self.last_distinct = (
+                len(completions),
+                sum(len(texts) for texts in groups.values()),
+            )
             out: list[Graded] = []
             for row, (completion, key) in enumerate(zip(completions, keys)):
                 attempt = dict(graded[index[key]][groups[key][completion.response]])
@@ -207,7 +221,11 @@ class BatchGrader:
     def _reference(self, pool: _engine.Pool, row: int, completion: Completion) -> tuple[int, str, str]:
         """The cache key of a row's validated reference, validating it (once) on the pool."""
         alias = None
-        if isinstance(completion.answer, str) and type(completion.level) in (int, str) and type(completion.domain) is str:
+        if (
+            isinstance(completion.answer, str)
+            and type(completion.level) in (int, str)
+            and type(completion.domain) is str
+        ):
             alias = (completion.level, completion.domain, completion.answer)
             found = self._aliases.get(alias)
             if found is not None and found in self._references:
@@ -248,9 +266,10 @@ class BatchGrader:
         except InputError as exc:
             raise RewardInputError(row, completion.prompt_id, f"invalid reference: {exc}") from None
         except _engine.VerifierExecutionError as exc:
-            raise RewardInputError(row, completion.prompt_id, f"reference could not be validated: {exc}") from None
+            raise RewardInputError(
+                row, completion.prompt_id, f"reference could not be validated: {exc}"
+            ) from None
         self._references[key] = (parsed, _engine.sha256_json(parsed))
         while len(self._references) > REFERENCE_CACHE:
             self._references.popitem(last=False)
         return key
-

@@ -43,7 +43,9 @@ def trainer_rows(
 
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
         raise ValueError("limit must be a positive integer")
-    tasks = load_tasks(config, split, data_root=data_root, cache_dir=cache_dir, offline=offline, registry=registry)
+    tasks = load_tasks(
+        config, split, data_root=data_root, cache_dir=cache_dir, offline=offline, registry=registry
+    )
     rows = []
     for task in islice(tasks, limit):
         rows.append(
@@ -63,7 +65,9 @@ def trainer_dataset(config: str, split: str = "eval", **options: Any) -> Any:
     try:
         from datasets import Dataset
     except ImportError:
-        raise ImportError("modebench.rl.trainer_dataset needs the datasets package: pip install -e '.[rl]'") from None
+        raise ImportError(
+            "modebench.rl.trainer_dataset needs the datasets package: pip install -e '.[rl]'"
+        ) from None
     return Dataset.from_list(trainer_rows(config, split, **options))
 
 

@@ -224,7 +224,13 @@ class RolloutRecorder:
         lines = []
         graded = []
         for (level, domain, pid), entry in sorted(pending.items(), key=lambda item: item[0][2]):
-            record = {"id": pid, "level": level, "domain": domain, "answer": entry.answer, "responses": entry.texts}
+            record = {
+                "id": pid,
+                "level": level,
+                "domain": domain,
+                "answer": entry.answer,
+                "responses": entry.texts,
+            }
             lines.append(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
             graded.append((_engine.prepared(level, domain, entry.reference, entry.texts), entry.attempts))
         with open(records, "x", encoding="utf-8") as handle:  # a step is written once
@@ -248,4 +254,3 @@ def _verified_keys(attempts: list[dict[str, Any]]) -> list[str]:
 
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
-

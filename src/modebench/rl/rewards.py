@@ -26,7 +26,14 @@ from modebench.rl.batch import BatchGrader, Completion, Graded, RewardInputError
 from modebench.rl.live import RolloutRecorder
 from modebench.rl.shaping import NoveltyBonus
 
-__all__ = ["DATA_SOURCE_PREFIX", "TRLReward", "completion_text", "compute_score", "compute_score_batch", "reward_of"]
+__all__ = [
+    "DATA_SOURCE_PREFIX",
+    "TRLReward",
+    "completion_text",
+    "compute_score",
+    "compute_score_batch",
+    "reward_of",
+]
 
 #: ``data_source`` of the verl rows :func:`modebench.rl.dataset.verl_rows` writes: ``modebench/level1_countdown``.
 DATA_SOURCE_PREFIX: Final = "modebench/"
@@ -54,9 +61,13 @@ def completion_text(completion: Any, row: int = 0) -> str:
                     return "".join(
                         part["text"]
                         for part in content
-                        if isinstance(part, Mapping) and part.get("type") == "text" and isinstance(part.get("text"), str)
+                        if isinstance(part, Mapping)
+                        and part.get("type") == "text"
+                        and isinstance(part.get("text"), str)
                     )
-    raise RewardInputError(row, None, "completion must be a string or a list of chat messages with an assistant turn")
+    raise RewardInputError(
+        row, None, "completion must be a string or a list of chat messages with an assistant turn"
+    )
 
 
 class TRLReward:
@@ -148,19 +159,31 @@ def _verl_grader(workers: int) -> BatchGrader:
 def _verl_completion(data_source: Any, ground_truth: Any, extra_info: Any, text: Any, row: int) -> Completion:
     info = extra_info if isinstance(extra_info, Mapping) else {}
     level, domain = info.get("level"), info.get("domain")
-    if (level is None or domain is None) and isinstance(data_source, str) and data_source.startswith(DATA_SOURCE_PREFIX):
+    if (
+        (level is None or domain is None)
+        and isinstance(data_source, str)
+        and data_source.startswith(DATA_SOURCE_PREFIX)
+    ):
         cell = data_source[len(DATA_SOURCE_PREFIX) :]
         head, _, tail = cell.partition("_")
         level = head if level is None else level
         domain = tail if domain is None else domain
     if level is None or domain is None:
         raise RewardInputError(
-            row, None, "level and domain are needed: extra_info['level'/'domain'] or data_source 'modebench/level<L>_<domain>'"
+            row,
+            None,
+            "level and domain are needed: extra_info['level'/'domain'] or data_source 'modebench/level<L>_<domain>'",
         )
     pid = info.get("prompt_id")
     if not isinstance(text, str):
         raise RewardInputError(row, None, "solution_str must be a string")
-    return Completion(level=level, domain=domain, answer=ground_truth, response=text, prompt_id=None if pid is None else str(pid))
+    return Completion(
+        level=level,
+        domain=domain,
+        answer=ground_truth,
+        response=text,
+        prompt_id=None if pid is None else str(pid),
+    )
 
 
 def _score(graded: Graded) -> dict[str, Any]:
@@ -212,6 +235,8 @@ def compute_score_batch(
         raise ValueError("data_sources, solution_strs, ground_truths and extra_infos differ in length")
     batch = [
         _verl_completion(source, truth, info, text, row)
-        for row, (source, text, truth, info) in enumerate(zip(data_sources, solution_strs, ground_truths, infos))
+        for row, (source, text, truth, info) in enumerate(
+            zip(data_sources, solution_strs, ground_truths, infos)
+        )
     ]
     return [_score(result) for result in _verl_grader(workers).grade(batch)]
