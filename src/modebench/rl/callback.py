@@ -30,7 +30,7 @@ __all__ = ["BANK_FILE", "ModebenchCallback", "load_bank"]
 BANK_FILE = "modebench_bank.json"
 
 
-class ModebenchCallback(TrainerCallback):  # type: ignore[misc]  # transformers is untyped here
+class ModebenchCallback(TrainerCallback):  # type: ignore[misc,unused-ignore]  # Any when transformers is absent
     """Live collapse metrics in the trainer's logs (module docstring)."""
 
     def __init__(self, recorder: RolloutRecorder) -> None:
@@ -69,7 +69,7 @@ class ModebenchCallback(TrainerCallback):  # type: ignore[misc]  # transformers 
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
         bank = self.recorder.bank
-        if bank is None or not state.is_world_process_zero:
+        if bank is None or not state.is_world_process_zero or args.output_dir is None:
             return
         checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
         if checkpoint.is_dir():

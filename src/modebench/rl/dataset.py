@@ -18,10 +18,10 @@
 
 from __future__ import annotations
 
-import os
 from itertools import islice
 from typing import Any
 
+from modebench.api_types import PathLike
 from modebench.rl import _engine
 
 __all__ = ["trainer_dataset", "trainer_rows", "verl_rows"]
@@ -32,8 +32,8 @@ def trainer_rows(
     split: str = "eval",
     *,
     registry: str | None = None,
-    data_root: str | os.PathLike[str] | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
+    data_root: PathLike | None = None,
+    cache_dir: PathLike | None = None,
     offline: bool = False,
     condition: str = "registered_hints_v1",
     limit: int | None = None,
