@@ -7,7 +7,8 @@ verified completions offered, never of their arrival order or of how they were s
 
 * **Prompt-local.** Modes are keyed by ``(prompt id, canonical key)``; keys are never pooled
   across prompts. A prompt id is bound to one reference (its SHA-256); offering the same id with
-  another reference is an error.
+  another reference is an error. The prompt handed back on replay is the first one offered for
+  that id (a dataset gives each id one prompt).
 * **Verified only.** A completion is admitted only when its verdict is ``correct`` with a
   canonical key; every other status is ignored (an unscorable one is never banked).
 * **Exemplar.** The exemplar of a mode is its shortest verified text, ties broken by the
@@ -176,8 +177,9 @@ class ModeBank:
         )
 
     def replay(self, n: int) -> list[ReplayItem]:
-        """The next ``n`` entries of the replay schedule (fewer only when the bank has fewer
-        entries than ``n``... then each entry once); advances the cursor."""
+        """The next ``n`` entries of the replay schedule after the cursor, wrapping around (each
+        entry at most once per call: fewer than ``n`` when the bank holds fewer); advances the
+        cursor to the last entry served."""
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise ValueError("n must be a nonnegative integer")
         schedule = self._schedule()
