@@ -1,0 +1,65 @@
+"""modebench inside the RL training loop: batch rewards, a verified-mode bank, live collapse metrics.
+
+The ``rl`` extra (``pip install -e '.[rl]'``) brings TRL and transformers; everything except the
+trainer callback works without them. ``docs/rl.md`` has a recipe per trainer.
+
+* :class:`BatchGrader` — a persistent pool of isolated workers grading whole rollout batches.
+* :class:`TRLReward`, :func:`compute_score`, :func:`compute_score_batch` — reward functions with
+  TRL's and verl's signatures.
+* :func:`trainer_rows`, :func:`trainer_dataset`, :func:`verl_rows` — a frozen split as a
+  trainer's dataset.
+* :class:`ModeBank` — verified exemplars per prompt and canonical mode key, with a replay schedule.
+* :class:`RolloutRecorder` and :class:`ModebenchCallback` — per-step metrics in the trainer's
+  logs, and receipts for ``modebench trajectory``.
+* :class:`NoveltyBonus` — optional mode-aware shaping, off by default.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modebench.rl.bank import ModeBank, ReplayItem
+from modebench.rl.batch import BatchGrader, Completion, Graded, RewardInputError, UnscorableCompletion
+from modebench.rl.dataset import trainer_dataset, trainer_rows, verl_rows
+from modebench.rl.live import RolloutRecorder, StepRecord
+from modebench.rl.rewards import TRLReward, completion_text, compute_score, compute_score_batch, reward_of
+from modebench.rl.shaping import NoveltyBonus
+
+__all__ = [
+    "BatchGrader",
+    "Completion",
+    "Graded",
+    "ModeBank",
+    "ModebenchCallback",
+    "NoveltyBonus",
+    "ReplayItem",
+    "RewardInputError",
+    "RolloutRecorder",
+    "StepRecord",
+    "TRLReward",
+    "UnscorableCompletion",
+    "completion_text",
+    "compute_score",
+    "compute_score_batch",
+    "load_bank",
+    "reward_of",
+    "trainer_dataset",
+    "trainer_rows",
+    "verl_rows",
+]
+
+_CALLBACK = ("ModebenchCallback", "load_bank")
+
+
+def __getattr__(name: str) -> Any:
+    # The callback subclasses transformers.TrainerCallback: imported on first use, with a one-line
+    # install hint when the extra is missing.
+    if name in _CALLBACK:
+        try:
+            from modebench.rl import callback
+        except ImportError as exc:
+            raise ImportError(
+                f"modebench.rl.{name} needs the rl extra ({exc.name} is missing): pip install -e '.[rl]'"
+            ) from None
+        return getattr(callback, name)
+    raise AttributeError(f"module 'modebench.rl' has no attribute {name!r}")

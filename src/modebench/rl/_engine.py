@@ -1,0 +1,85 @@
+"""The one place where ``modebench.rl`` touches the evaluation core.
+
+Everything the trainer-side code needs from the core goes through the few functions here: a
+persistent worker pool (the same :class:`~modebench.parallel.ParallelGrader` that ``evaluate``
+uses, hence the same isolation, deadlines, caps and verdict contract), reference validation as
+``evaluate``'s preflight does it, grading of prepared prompts, and publishing a receipt through
+``evaluate``'s own pipeline with the attempts already graded. When the core moves (``engine/``,
+``isolation/``), only the imports of this module change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from modebench.backends import Grader as Pool
+from modebench.contracts import normalize_level
+from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
+from modebench.domains import canonical as canonical_domain
+from modebench.identity import canonical as canonical_json
+from modebench.identity import digest_json as sha256_json
+
+__all__ = [
+    "UNSCORABLE",
+    "Pool",
+    "VerifierExecutionError",
+    "canonical_domain",
+    "canonical_json",
+    "grade_prepared",
+    "normalize_level",
+    "open_pool",
+    "prepared",
+    "publish_receipt",
+    "sha256_json",
+]
+
+
+def open_pool(workers: int) -> Pool:
+    """``workers`` lazily started isolated verifier workers, as ``evaluate --workers N``."""
+    from modebench.parallel import ParallelGrader
+
+    return ParallelGrader(workers)
+
+
+def prepared(level: int, domain: str, parsed_answer: dict[str, Any], responses: list[str]) -> dict[str, Any]:
+    """A prompt in the shape the pool grades (``evaluation.Preflight.accept``'s record): the
+    validated reference in ``row["answer"]``, the texts in ``raw["responses"]``."""
+    return {
+        "level": level,
+        "domain": domain,
+        "row": {"answer": parsed_answer},
+        "raw": {"responses": responses},
+    }
+
+
+def grade_prepared(pool: Pool, items: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Each prepared prompt's attempts, in input order (one result dict per response)."""
+    out: list[list[dict[str, Any]]] = [[] for _ in items]
+    for seq, _, attempts in pool.results(enumerate(items)):
+        out[seq] = attempts
+    return out
+
+
+def publish_receipt(
+    records: Path,
+    receipt: Path,
+    pool: Pool,
+    graded: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]],
+    *,
+    min_defined_prompts: int,
+) -> Any:
+    """Evaluate ``records`` (custom-reference JSONL) into ``receipt`` exactly as
+    ``modebench evaluate`` does, answering prompts already graded from ``graded`` (prepared
+    prompt, attempts) instead of grading them again (``modebench.backends.memo``)."""
+    from modebench.api import _evaluate_file
+    from modebench.api_types import EvaluationOptions
+    from modebench.backends.memo import GradeMemo, MemoGrader
+
+    memo = GradeMemo()
+    for item, attempts in graded:
+        memo.put(item, attempts)
+    grader = MemoGrader(pool, memo)
+    options = EvaluationOptions(min_defined_prompts=min_defined_prompts)
+    return _evaluate_file(records, receipt, options=options, grader=grader)

@@ -1,0 +1,242 @@
+"""Reward functions with the trainers' own signatures, grading on a :class:`BatchGrader`.
+
+* TRL: :class:`TRLReward` is a callable for ``GRPOTrainer(reward_funcs=[...])``. TRL calls it as
+  ``reward_func(prompts=..., completions=..., completion_ids=..., **reward_kwargs)`` where
+  ``reward_kwargs`` holds every dataset column repeated per completion plus ``trainer_state``
+  (``trl/trainer/grpo_trainer.py``, ``GRPOTrainer._calculate_rewards``), and turns a ``None``
+  reward into NaN, which it leaves out of the advantage.
+* verl: :func:`compute_score` for ``custom_reward_function.path/name`` (called once per response
+  by ``NaiveRewardManager``), and :func:`compute_score_batch` for ``BatchRewardManager``
+  (``reward_model.reward_manager=batch``), which calls it with ``data_sources, solution_strs,
+  ground_truths, extra_infos`` (``verl/workers/reward_manager/{naive,batch}.py``).
+
+The reward of a completion is 1.0 when its verdict is ``correct`` and 0.0 when it is
+``incorrect`` or ``malformed``; an unscorable completion raises :class:`UnscorableCompletion`
+(default) or, with ``unscorable="mask"``, gets ``None`` (TRL only: verl writes every score into a
+tensor, so there it always raises). Optional shaping: :mod:`modebench.rl.shaping`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from modebench.rl.batch import BatchGrader, Completion, Graded, RewardInputError, UnscorablePolicy
+from modebench.rl.live import RolloutRecorder
+from modebench.rl.shaping import NoveltyBonus
+
+__all__ = [
+    "DATA_SOURCE_PREFIX",
+    "TRLReward",
+    "completion_text",
+    "compute_score",
+    "compute_score_batch",
+    "reward_of",
+]
+
+#: ``data_source`` of the verl rows :func:`modebench.rl.dataset.verl_rows` writes: ``modebench/level1_countdown``.
+DATA_SOURCE_PREFIX: Final = "modebench/"
+
+
+def reward_of(graded: Graded) -> float | None:
+    """1.0 for a verified completion, 0.0 for a model failure, None for an unscorable one."""
+    if not graded.scorable:
+        return None
+    return 1.0 if graded.verified else 0.0
+
+
+def completion_text(completion: Any, row: int = 0) -> str:
+    """The text TRL generated: a plain string, or (conversational) the content of the last
+    assistant message of the completion's message list."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Sequence):
+        for message in reversed(completion):
+            if isinstance(message, Mapping) and message.get("role") == "assistant":
+                content = message.get("content")
+                if isinstance(content, str):
+                    return content
+                if isinstance(content, Sequence):  # content parts: [{"type": "text", "text": ...}]
+                    return "".join(
+                        part["text"]
+                        for part in content
+                        if isinstance(part, Mapping)
+                        and part.get("type") == "text"
+                        and isinstance(part.get("text"), str)
+                    )
+    raise RewardInputError(
+        row, None, "completion must be a string or a list of chat messages with an assistant turn"
+    )
+
+
+class TRLReward:
+    """A TRL ``GRPOTrainer`` reward function grading on a persistent :class:`BatchGrader`.
+
+    Reads the dataset columns ``answer`` (the reference object or its JSON text), ``level``,
+    ``domain`` and, when present, ``prompt_id`` (:func:`modebench.rl.dataset.trainer_rows` writes
+    all four). Every graded batch is kept in :attr:`last` and handed to ``recorder`` (metrics,
+    bank, receipts) when one is given.
+    """
+
+    #: TRL names a plain callable's reward column after ``__name__`` (``rewards/modebench/mean``).
+    __name__ = "modebench"
+
+    def __init__(
+        self,
+        grader: BatchGrader | None = None,
+        *,
+        workers: int = 1,
+        unscorable: UnscorablePolicy = "raise",
+        recorder: RolloutRecorder | None = None,
+        shaping: NoveltyBonus | None = None,
+    ) -> None:
+        self.grader = grader if grader is not None else BatchGrader(workers, unscorable=unscorable)
+        self.recorder = recorder
+        self.shaping = shaping
+        self.last: list[Graded] = []
+        self.calls = 0
+
+    def __call__(
+        self,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        completion_ids: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        columns = {}
+        for name in ("answer", "level", "domain"):
+            value = kwargs.get(name)
+            if value is None:
+                raise KeyError(
+                    f"the training dataset has no {name!r} column (modebench.rl.trainer_dataset writes it)"
+                )
+            if len(value) != len(completions):
+                raise ValueError(f"column {name!r} has {len(value)} rows for {len(completions)} completions")
+            columns[name] = value
+        ids = kwargs.get("prompt_id")
+        batch = [
+            Completion(
+                level=columns["level"][row],
+                domain=columns["domain"][row],
+                answer=columns["answer"][row],
+                response=completion_text(completion, row),
+                prompt_id=None if ids is None else str(ids[row]),
+            )
+            for row, completion in enumerate(completions)
+        ]
+        graded = self.grader.grade(batch)
+        rewards = [reward_of(result) for result in graded]
+        if self.shaping is not None:
+            pids = [
+                c.prompt_id if c.prompt_id is not None else "sha256:" + g.reference_sha256
+                for c, g in zip(batch, graded)
+            ]
+            bank = None if self.recorder is None else self.recorder.bank
+            rewards = self.shaping.apply(rewards, graded, pids, bank)
+        if self.recorder is not None:
+            self.recorder.record(batch, graded, list(prompts))
+        self.last = graded
+        self.calls += 1
+        return rewards
+
+
+# -- verl -------------------------------------------------------------------------------------
+_shared: dict[int, BatchGrader] = {}
+_shared_lock = threading.Lock()
+
+
+def _verl_grader(workers: int) -> BatchGrader:
+    # verl imports the reward function from a file path and calls it as a plain function, so the
+    # pool lives at module level: started on the first call, reused, closed at interpreter exit.
+    with _shared_lock:
+        grader = _shared.get(workers)
+        if grader is None:
+            grader = _shared[workers] = BatchGrader(workers, unscorable="raise")
+        return grader
+
+
+def _verl_completion(data_source: Any, ground_truth: Any, extra_info: Any, text: Any, row: int) -> Completion:
+    info = extra_info if isinstance(extra_info, Mapping) else {}
+    level, domain = info.get("level"), info.get("domain")
+    if (
+        (level is None or domain is None)
+        and isinstance(data_source, str)
+        and data_source.startswith(DATA_SOURCE_PREFIX)
+    ):
+        cell = data_source[len(DATA_SOURCE_PREFIX) :]
+        head, _, tail = cell.partition("_")
+        level = head if level is None else level
+        domain = tail if domain is None else domain
+    if level is None or domain is None:
+        raise RewardInputError(
+            row,
+            None,
+            "level and domain are needed: extra_info['level'/'domain'] or data_source 'modebench/level<L>_<domain>'",
+        )
+    pid = info.get("prompt_id")
+    if not isinstance(text, str):
+        raise RewardInputError(row, None, "solution_str must be a string")
+    return Completion(
+        level=level,
+        domain=domain,
+        answer=ground_truth,
+        response=text,
+        prompt_id=None if pid is None else str(pid),
+    )
+
+
+def _score(graded: Graded) -> dict[str, Any]:
+    reward = reward_of(graded)
+    assert reward is not None  # verl's grader raises on unscorable completions
+    # verl keeps every key of this dict as a per-sample column of reward_extra_info.
+    return {
+        "score": reward,
+        "acc": graded.verified,
+        "status": graded.status,
+        "mode_key": graded.canonical_key or "",
+    }
+
+
+def compute_score(
+    data_source: Any,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Mapping[str, Any] | None = None,
+    *,
+    workers: int = 1,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """verl's per-response reward function (``custom_reward_function.name=compute_score``).
+
+    ``ground_truth`` is the task's ``answer`` (JSON text or mapping); level and domain come from
+    ``extra_info`` (or a ``modebench/level<L>_<domain>`` data source). Returns ``score`` (1.0 or
+    0.0), ``acc``, ``status`` and ``mode_key``; ``workers`` may be set through
+    ``custom_reward_function.reward_kwargs``.
+    """
+    completion = _verl_completion(data_source, ground_truth, extra_info, solution_str, 0)
+    return _score(_verl_grader(workers).grade([completion])[0])
+
+
+def compute_score_batch(
+    data_sources: Sequence[Any],
+    solution_strs: Sequence[str],
+    ground_truths: Sequence[Any],
+    extra_infos: Sequence[Mapping[str, Any] | None] | None = None,
+    *,
+    workers: int = 1,
+    **kwargs: Any,
+) -> list[dict[str, Any]]:
+    """verl's batched reward function (``reward_model.reward_manager=batch``): one call, one
+    pool round trip per batch, identical pairs graded once; one :func:`compute_score` result
+    per response."""
+    infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
+    if not len(data_sources) == len(solution_strs) == len(ground_truths) == len(infos):
+        raise ValueError("data_sources, solution_strs, ground_truths and extra_infos differ in length")
+    batch = [
+        _verl_completion(source, truth, info, text, row)
+        for row, (source, text, truth, info) in enumerate(
+            zip(data_sources, solution_strs, ground_truths, infos)
+        )
+    ]
+    return [_score(result) for result in _verl_grader(workers).grade(batch)]
