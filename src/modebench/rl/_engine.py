@@ -1,7 +1,7 @@
 """The one place where ``modebench.rl`` touches the evaluation core.
 
 Everything the trainer-side code needs from the core goes through the few functions here: a
-persistent worker pool (the same :class:`~modebench.parallel.ParallelGrader` that ``evaluate``
+persistent worker pool (the same :class:`~modebench.isolation.pool.ParallelGrader` that ``evaluate``
 uses, hence the same isolation, deadlines, caps and verdict contract), reference validation as
 ``evaluate``'s preflight does it, grading of prepared prompts, and publishing a receipt through
 ``evaluate``'s own pipeline with the attempts already graded. When the core moves (``engine/``,
@@ -14,12 +14,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from modebench.api_types import EvaluationOptions
 from modebench.backends import Grader as Pool
+from modebench.backends.memo import GradeMemo, MemoGrader
 from modebench.contracts import normalize_level
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
 from modebench.domains import canonical as canonical_domain
+from modebench.engine import Execution, RunSpec, evaluate
 from modebench.identity import canonical as canonical_json
 from modebench.identity import digest_json as sha256_json
+from modebench.isolation.pool import ParallelGrader
 
 __all__ = [
     "UNSCORABLE",
@@ -38,8 +42,6 @@ __all__ = [
 
 def open_pool(workers: int) -> Pool:
     """``workers`` lazily started isolated verifier workers, as ``evaluate --workers N``."""
-    from modebench.parallel import ParallelGrader
-
     return ParallelGrader(workers)
 
 
@@ -73,13 +75,9 @@ def publish_receipt(
     """Evaluate ``records`` (custom-reference JSONL) into ``receipt`` exactly as
     ``modebench evaluate`` does, answering prompts already graded from ``graded`` (prepared
     prompt, attempts) instead of grading them again (``modebench.backends.memo``)."""
-    from modebench.api import _evaluate_file
-    from modebench.api_types import EvaluationOptions
-    from modebench.backends.memo import GradeMemo, MemoGrader
-
     memo = GradeMemo()
     for item, attempts in graded:
         memo.put(item, attempts)
     grader = MemoGrader(pool, memo)
     options = EvaluationOptions(min_defined_prompts=min_defined_prompts)
-    return _evaluate_file(records, receipt, options=options, grader=grader)
+    return evaluate(RunSpec.build(records, receipt, options, Execution(grader=grader)))

@@ -87,7 +87,7 @@ class ModeBank:
         self._cursor: tuple[str, str] | None = None  # (prompt id, key rank) last served
 
     # -- admission ---------------------------------------------------------------------------
-    def offer(
+    def offer(  # noqa: PLR0913 - one graded completion's fields, all keyword-only
         self,
         prompt_id: str,
         *,
