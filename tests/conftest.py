@@ -1,9 +1,57 @@
-"""Suite-wide settings: property tests are judged on correctness, never on wall-clock speed."""
+"""Suite-wide settings and hooks.
+
+- Property tests are judged on correctness, never on wall-clock speed (the hypothesis profile).
+- Tests that need the ModeBench 0.4.0 reference data carry the ``reference`` marker (or use the
+  ``reference_dir`` fixture, or ``tests.reference_data.require_reference``): without the data they
+  skip with one reason, and the end of the run says how many did and where the data goes.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.reference_data import MISSING, REFERENCE, SKIP_REASON, have_reference, require_reference
 
 # CI machines are small and shared; a slow example is not a failure (speed has its own benchmarks).
 settings.register_profile("modebench", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("modebench")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if have_reference():
+        return
+    skip = pytest.mark.skip(reason=SKIP_REASON)
+    for item in items:
+        if item.get_closest_marker("reference") is not None:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def reference_dir() -> Path:
+    """The reference data's directory; the test skips with the one reason when it is absent."""
+    return require_reference()
+
+
+def _reason(report: pytest.TestReport) -> str:
+    # A skip's longrepr is (path, line, reason); under pytest-xdist it arrives as a list.
+    longrepr = report.longrepr
+    if isinstance(longrepr, (tuple, list)) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if MISSING in _reason(r)]
+    if not skipped:
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("ModeBench 0.4.0 reference data", sep="-", yellow=True, bold=True)
+    write(f"{len(skipped)} tests were skipped: {MISSING} at {REFERENCE}.")
+    write("They check verdicts, keys, prompts and files against the published 0.4.0 release.")
+    write("To run them, put the 0.4.0 reference data (its source release: src/, tests/fixtures/, ...)")
+    write("in ../shared/reference/ beside this checkout, or point MODEBENCH_REFERENCE_DIR at it,")
+    write("then run `make check` again. CI always has it; never copy it into the repository.")
