@@ -4,6 +4,11 @@
 - Tests that need the ModeBench 0.4.0 reference data carry the ``reference`` marker (or use the
   ``reference_dir`` fixture, or ``tests.reference_data.require_reference``): without the data they
   skip with one reason, and the end of the run says how many did and where the data goes.
+- ``slow``: tests under :data:`SLOW` (and any test marked ``@pytest.mark.slow``) start servers,
+  clusters, browsers or many subprocesses; ``make test-fast`` (``-m "not slow"``) leaves them out.
+- pytest-xdist (``make check`` runs ``-n auto --dist loadgroup``): every test of a module that uses
+  a module- or class-scoped fixture (one Ray cluster, one browser, one installed venv) goes to one
+  worker, so the expensive set-up is made once; session fixtures are made once per worker.
 """
 
 from __future__ import annotations
@@ -20,12 +25,47 @@ settings.register_profile("modebench", deadline=None, suppress_health_check=[Hea
 settings.load_profile("modebench")
 
 
+#: Paths under tests/ whose tests are integration tests (servers, clusters, browsers, many
+#: subprocesses, fresh virtual environments): marked ``slow`` here, so a new test in them is too.
+SLOW = (
+    "backends/",
+    "generate/",
+    "hub/",
+    "integrations/",
+    "render/test_browser.py",
+    "test_docs_examples.py",
+    "test_domain_plugin_install.py",
+    "test_hardening.py",
+    "test_kill_resume.py",
+    "test_readme_commands.py",
+    "test_worker.py",
+    "test_worker_protocol.py",
+)
+_TESTS = Path(__file__).resolve().parent
+
+
+def _shares_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(
+        defs and defs[-1].scope in ("module", "class", "package") for defs in info.name2fixturedefs.values()
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if have_reference():
-        return
-    skip = pytest.mark.skip(reason=SKIP_REASON)
+    skip = None if have_reference() else pytest.mark.skip(reason=SKIP_REASON)
     for item in items:
-        if item.get_closest_marker("reference") is not None:
+        try:
+            relative = item.path.resolve().relative_to(_TESTS).as_posix()
+        except ValueError:
+            relative = ""
+        if relative.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
+        if _shares_a_module_fixture(item) and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(relative or item.nodeid.split("::")[0]))
+        if skip is not None and item.get_closest_marker("reference") is not None:
             item.add_marker(skip)
 
 
