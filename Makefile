@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO ?= demo-run
 
-.PHONY: demo check test quality lint typecheck release-files inventory bench dist check-install clean
+.PHONY: demo check test test-fast quality lint typecheck release-files inventory bench dist check-install clean
 
 # -qq below: setuptools reports every editable install of this layout (the bundled release is
 # mapped from data/bundled) with an informational warning; errors still print and fail the build.
@@ -25,8 +25,27 @@ demo: $(STAMP)
 ## check: the full test suite plus the quality gates (what CI runs)
 check: test quality
 
+# Tests run on every core (pytest-xdist); tests that share a server, cluster or browser carry an
+# xdist_group and run on one worker (--dist loadgroup). JOBS=1 runs them in this process.
+JOBS ?= auto
+PYTEST := $(BIN)/python -m pytest $(if $(filter 1,$(JOBS)),-p no:xdist,-n $(JOBS) --dist loadgroup)
+# pytest's exit code is kept and named (make itself would only say "Error 1"): 1 a test failed,
+# 2 interrupted, 3 internal error, 4 usage error, 5 no test was collected (a failure too).
+define run_pytest
+	@code=0; $(PYTEST) $(1) || code=$$?; \
+	if [ $$code -ne 0 ]; then \
+		case $$code in 1) why="tests failed";; 2) why="interrupted";; 3) why="internal error";; \
+		4) why="usage error";; 5) why="no tests were collected";; *) why="unexpected exit code";; esac; \
+		echo "pytest exited with $$code ($$why)"; exit $$code; fi
+endef
+
+## test: the whole suite, the slowest ten tests listed at the end
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(call run_pytest,--durations=10 $(PYTEST_ARGS))
+
+## test-fast: the inner loop — every test not marked slow (no servers, clusters, browsers; < 2 min)
+test-fast: $(STAMP)
+	$(call run_pytest,-m "not slow" $(PYTEST_ARGS))
 
 quality: lint typecheck release-files
 

@@ -1,9 +1,97 @@
-"""Suite-wide settings: property tests are judged on correctness, never on wall-clock speed."""
+"""Suite-wide settings and hooks.
+
+- Property tests are judged on correctness, never on wall-clock speed (the hypothesis profile).
+- Tests that need the ModeBench 0.4.0 reference data carry the ``reference`` marker (or use the
+  ``reference_dir`` fixture, or ``tests.reference_data.require_reference``): without the data they
+  skip with one reason, and the end of the run says how many did and where the data goes.
+- ``slow``: tests under :data:`SLOW` (and any test marked ``@pytest.mark.slow``) start servers,
+  clusters, browsers or many subprocesses; ``make test-fast`` (``-m "not slow"``) leaves them out.
+- pytest-xdist (``make check`` runs ``-n auto --dist loadgroup``): every test of a module that uses
+  a module- or class-scoped fixture (one Ray cluster, one browser, one installed venv) goes to one
+  worker, so the expensive set-up is made once; session fixtures are made once per worker.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.reference_data import MISSING, REFERENCE, SKIP_REASON, have_reference, require_reference
 
 # CI machines are small and shared; a slow example is not a failure (speed has its own benchmarks).
 settings.register_profile("modebench", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("modebench")
+
+
+#: Paths under tests/ whose tests are integration tests (servers, clusters, browsers, many
+#: subprocesses, fresh virtual environments): marked ``slow`` here, so a new test in them is too.
+SLOW = (
+    "backends/",
+    "generate/",
+    "hub/",
+    "integrations/",
+    "render/test_browser.py",
+    "test_docs_examples.py",
+    "test_domain_plugin_install.py",
+    "test_hardening.py",
+    "test_kill_resume.py",
+    "test_readme_commands.py",
+    "test_worker.py",
+    "test_worker_protocol.py",
+)
+_TESTS = Path(__file__).resolve().parent
+
+
+def _shares_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(
+        defs and defs[-1].scope in ("module", "class", "package") for defs in info.name2fixturedefs.values()
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    skip = None if have_reference() else pytest.mark.skip(reason=SKIP_REASON)
+    for item in items:
+        try:
+            relative = item.path.resolve().relative_to(_TESTS).as_posix()
+        except ValueError:
+            relative = ""
+        if relative.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
+        if _shares_a_module_fixture(item) and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(relative or item.nodeid.split("::")[0]))
+        if skip is not None and item.get_closest_marker("reference") is not None:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def reference_dir() -> Path:
+    """The reference data's directory; the test skips with the one reason when it is absent."""
+    return require_reference()
+
+
+def _reason(report: pytest.TestReport) -> str:
+    # A skip's longrepr is (path, line, reason); under pytest-xdist it arrives as a list.
+    longrepr = report.longrepr
+    if isinstance(longrepr, (tuple, list)) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if MISSING in _reason(r)]
+    if not skipped:
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("ModeBench 0.4.0 reference data", sep="-", yellow=True, bold=True)
+    write(f"{len(skipped)} tests were skipped: {MISSING} at {REFERENCE}.")
+    write("They check verdicts, keys, prompts and files against the published 0.4.0 release.")
+    write("To run them, put the 0.4.0 reference data (its source release: src/, tests/fixtures/, ...)")
+    write("in ../shared/reference/ beside this checkout, or point MODEBENCH_REFERENCE_DIR at it,")
+    write("then run `make check` again. CI always has it; never copy it into the repository.")

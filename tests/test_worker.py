@@ -60,7 +60,9 @@ def test_fault_ends_in_status_and_pool_recovers(domain: str, fault: str, status:
         assert reply["status"] == status, reply
         assert detail in (reply["detail"] or "")
         assert reply["graded_text"] == "" and reply["canonical_key"] is None and reply["verified"] is False
-        assert time.monotonic() - started < 6.0
+        # The status says which deadline ended it; the bound only catches a wait for the fault's
+        # hour-long sleep (generous: a busy machine starts workers slowly).
+        assert time.monotonic() - started < 60.0
         assert worker._process is None  # the failed worker was reaped
     with worker_with(None) as healthy:
         reply = healthy.request(grade_request(domain, "not a solution"))
@@ -122,7 +124,7 @@ def test_hostile_responses_end_in_structured_status(domain: str) -> None:
                 "resource_limit",
             ), reply
             assert set(reply) >= {"status", "verified", "canonical_key", "graded_text", "detail"}
-            assert time.monotonic() - started < 7.0
+            assert time.monotonic() - started < 60.0  # deadlines hold; generous for a busy machine
         assert grade_response(1, domain, row, "not a solution")["status"] in ("malformed", "incorrect")
     finally:
         close_worker()
@@ -233,7 +235,10 @@ def test_requests_are_split_to_fit_the_worker_line_cap() -> None:
         assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
 
 
-@pytest.mark.parametrize(("domain", "low", "high"), [("python_factors", 0.2, 1.2), ("countdown", 1.9, 4.5)])
+# The worker's own deadline (0.25 s for python_factors, 2 s for countdown; the detail says it was
+# the worker's, not the parent's 5 s). Upper bounds are generous for a busy machine but still tell
+# the two domains apart: python_factors stays under countdown's 2 s.
+@pytest.mark.parametrize(("domain", "low", "high"), [("python_factors", 0.2, 1.9), ("countdown", 1.9, 5.0)])
 def test_worker_deadline_follows_the_domain(domain: str, low: float, high: float) -> None:
     with worker_with("slow", timeout=5.0) as worker:
         worker.request(grade_request(domain, "warm up"))

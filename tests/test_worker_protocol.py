@@ -149,7 +149,9 @@ def test_a_failure_hidden_by_buffered_replies_lands_on_its_own_item(
     with _worker(fault, timeout=1.0) as worker:
         started = time.monotonic()
         [got] = worker.grade_groups([(1, domain, answer_json, texts)])
-        assert time.monotonic() - started < 6.0
+        # Behaviour: three starts and the statuses below. The bound only catches a stuck resend
+        # (generous: worker start-ups are slow on a busy machine).
+        assert time.monotonic() - started < 60.0
         assert worker.starts == 3  # buffered try, flushed resend that fails on item 5, the rest
     assert len(got) == len(texts)
     assert got[5]["status"] == status and got[5]["detail"] == detail

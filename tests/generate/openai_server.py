@@ -10,6 +10,8 @@ keep-alive with the real wire format: ``n`` choices, ``seed``, ``max_tokens`` (f
 - ``drop``: ``{"every": M, "times": T}`` — such bodies see T dropped connections first;
 - ``always_fail``: a marker; a prompt containing it always gets 500;
 - ``slow``: ``{"marker": S, "seconds": X}``; ``delay``: seconds before every reply;
+- ``hold``: ``{"after": N, "gate": PATH}`` — after N replies, every further request waits until the
+  file PATH exists (a test holds the client mid-run at a point it controls, then opens the gate);
 - ``answers``: texts to answer with (picked from the seed), else a text naming seed and choice.
 
 Every request is logged to ``log`` (one JSON line: path, retry count header, body, status).
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import sys
 import uuid
 from typing import Any
@@ -32,6 +35,7 @@ class Server:
     def __init__(self, config: dict[str, Any]) -> None:
         self.config = config
         self.attempts: dict[str, int] = {}
+        self.replies = 0
         self.log = open(config["log"], "a", buffering=1) if config.get("log") else None  # noqa: SIM115
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -67,6 +71,11 @@ class Server:
         text = self.prompt_text(request)
         if config.get("delay"):
             await asyncio.sleep(config["delay"])
+        hold = config.get("hold")
+        if hold:
+            self.replies += 1
+            while self.replies > hold["after"] and not os.path.exists(hold["gate"]):
+                await asyncio.sleep(0.02)
         slow = config.get("slow")
         if slow and slow["marker"] in text:
             await asyncio.sleep(slow["seconds"])

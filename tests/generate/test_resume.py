@@ -71,15 +71,20 @@ def test_sigkill_then_rerun_is_byte_identical(endpoint: Any, tmp_path: Path) -> 
 
 
 def test_ctrl_c_keeps_finished_draws_and_says_how_to_resume(endpoint: Any, tmp_path: Path) -> None:
-    server = endpoint(delay=0.01)
+    # The server answers 12 requests, then holds every further one until the gate opens: the run
+    # cannot finish before the signal, however slow or fast the machine is.
+    gate = tmp_path / "gate"
+    server = endpoint(delay=0.01, hold={"after": 12, "gate": str(gate)})
     tasks = _tasks(tmp_path / "tasks.jsonl", 40)
     process = subprocess.Popen(_command(tmp_path, tasks, server.base_url), stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while _recorded(tmp_path / "out.ledger.sqlite") < 10:
-        assert process.poll() is None and time.monotonic() < deadline
+    deadline = time.monotonic() + 300
+    while _recorded(tmp_path / "out.ledger.sqlite") < 10:  # the ledger commits while requests wait
+        assert process.poll() is None, "generation stopped before it was interrupted"
+        assert time.monotonic() < deadline, "no draw was recorded"
         time.sleep(0.02)
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    _, err = process.communicate(timeout=300)
+    gate.touch()  # the rerun below is served in full
     assert process.returncode == 130
     assert "interrupted: finished draws are kept; rerun the same command to resume" in err
     assert "Traceback" not in err and not (tmp_path / "out.jsonl").exists()

@@ -166,7 +166,7 @@ def test_a_stalled_hub_hits_the_deadline_and_leaves_nothing(
     with pytest.raises(Exception, match="^dataset download deadline exceeded$"):
         dataset_cache.fetch(CONFIG, registry=str(registry))
     elapsed = time.monotonic() - started
-    assert 6 <= elapsed < 10, elapsed
+    assert 6 <= elapsed < 14, elapsed  # the stalled server itself gives up only after 15 s
     assert ("GET", f"/datasets/acme/modebench-toy/resolve/{COMMIT}/{record['data_file']}") in hub.requests
     storage = homes["hf-home"] / "hub" / "datasets--acme--modebench-toy"
     assert not list(storage.glob("blobs/*")) and not list(storage.glob("snapshots/**/*.parquet"))

@@ -11,6 +11,7 @@ import pytest
 from modebench.streaming import evaluate_file
 from modebench.walkthrough import bundle
 from tests.reference_data import conformance_fixtures
+from tests.samples import all_domains, sample_row
 
 RUN = {
     "model": {"id": "stats-test", "revision": "0"},
@@ -33,11 +34,35 @@ def walkthrough_records() -> list[dict[str, Any]]:
     return [dict(record) for record in bundle()["records"]]
 
 
+def generated_records() -> list[dict[str, Any]]:
+    """Rows of the project's own generators (no reference data): every domain at levels 1-3, three
+    seeds each, answered with the walkthrough's four responses for that domain."""
+    responses = {record["domain"]: record["responses"] for record in walkthrough_records()}
+    rows = []
+    for domain in all_domains():
+        for level in (1, 2, 3):
+            for seed in (1, 2, 3):
+                row = sample_row(domain, level, seed)
+                rows.append(
+                    {
+                        "id": f"generated/{domain}/{level}/{seed}",
+                        "level": level,
+                        "domain": domain,
+                        "problem": row["problem"],
+                        "answer": row["answer"],
+                        "responses": list(responses[domain]),
+                    }
+                )
+    return rows
+
+
 @pytest.fixture(scope="session")
 def receipts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """``walkthrough``; ``collapsed`` (each prompt's second correct mode replaced by the first);
     ``subset`` (three of the collapsed prompts); ``altered`` (the first prompt's reference changed,
-    same id); ``conformance`` (every conformance row, its cases as the saved responses)."""
+    same id); ``generated`` (generated rows of every domain and level, see ``generated_records``);
+    ``conformance`` (every conformance row, its cases as the saved responses; only when the 0.4.0
+    reference data is present)."""
     root = tmp_path_factory.mktemp("receipts")
     records = walkthrough_records()
     collapsed = []
@@ -66,6 +91,7 @@ def receipts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "collapsed": evaluate_records(root / "c", "collapsed", collapsed),
         "subset": evaluate_records(root / "s", "subset", collapsed[1:4]),
         "altered": evaluate_records(root / "a", "altered", altered),
+        "generated": evaluate_records(root / "g", "generated", generated_records()),
     }
     if rows:
         found["conformance"] = evaluate_records(root / "f", "conformance", rows)

@@ -13,6 +13,7 @@ from modebench import api
 from modebench.cli import main
 from modebench.stats.mcnemar import mcnemar
 from modebench.validation import InputError
+from tests.reference_data import needs_reference
 
 PAIRED = ("accuracy", "first_draw_pass", "pass_at_draws", "pass_at_k", "distinct_at_k", "pcmd")
 
@@ -23,7 +24,7 @@ def _overall(table: Any) -> dict[tuple[str, int | None], dict[str, Any]]:
     return {(r["metric"], r["k"]): r for r in table.rows if r["level"] == level}
 
 
-@pytest.mark.parametrize("name", ["walkthrough", "conformance"])
+@pytest.mark.parametrize("name", ["walkthrough", pytest.param("conformance", marks=needs_reference)])
 def test_a_run_against_itself(receipts: dict[str, Path], name: str) -> None:
     table = api.compare(receipts[name], receipts[name])
     assert table.meta["coverage"]["only_a"] == table.meta["coverage"]["only_b"] == 0
