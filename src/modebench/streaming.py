@@ -41,6 +41,7 @@ from modebench.receipt.schema import (
 )
 from modebench.receipt.tallies import CellKey
 from modebench.receipt.tallies import tally_results as tally
+from modebench.receipt.writer import journal_line as _journal_line
 from modebench.receipt.writer import journal_reference, receipt_text
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "tally",
     "work_directory",
     "_decoded",
+    "_journal_line",
 ]
 
 

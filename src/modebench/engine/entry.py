@@ -46,7 +46,7 @@ def evaluate(spec: RunSpec, stdin: IO[bytes] | None = None) -> Summary:
     else:
         spool = _spool(stdin if stdin is not None else sys.stdin.buffer, directory)
     try:
-        return _resolved(dataclasses.replace(spec, source=spool, spooled=True))
+        return _resolved(dataclasses.replace(spec, source=spool, spooled=True).with_run_file())
     except BaseException:
         # Before the checkpoint holds anything, a fresh run leaves nothing behind (the evaluator
         # itself removes a checkpoint whose preflight failed).

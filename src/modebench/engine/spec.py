@@ -10,6 +10,7 @@ changes results enters the checkpoint identity by :mod:`modebench.engine.identit
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from modebench.intake.ids import PromptIds, read_ids
 from modebench.intake.preflight import Options
 from modebench.intake.shards import Shard, parse_shard
 from modebench.isolation.pool import MAX_WORKERS
+from modebench.run_metadata import validate_run
 from modebench.validation import InputError, OptionError, loads, positive_integer
 
 #: The input name that means standard input.
@@ -78,6 +80,9 @@ class RunSpec:
     shard: Shard | None
     grader: Grader | None
     spooled: bool = False
+    #: Standard input's run-metadata file, read once the input has ended (a producer piping the
+    #: input may write it last); :meth:`with_run_file` reads it.
+    pending_run_file: Path | None = None
 
     @property
     def from_stdin(self) -> bool:
@@ -97,12 +102,16 @@ class RunSpec:
         ``options.ids`` may also be a :class:`PromptIds` and ``options.run`` validated metadata.
         """
         _check_combinations(options, output_path, execution)
-        shard = parse_shard(execution.shard) if isinstance(execution.shard, str) else execution.shard
-        if os.fspath(input_path) == STDIN and shard is not None:
+        stdin = os.fspath(input_path) == STDIN
+        if stdin and execution.shard is not None:
             raise InputError("standard input cannot be graded in shards; save it to a file first")
+        shard = parse_shard(execution.shard) if isinstance(execution.shard, str) else execution.shard
         prompt_ids = _prompt_ids(options.ids)
         run: Any = options.run
-        if options.run_file is not None:
+        pending = None
+        if options.run_file is not None and stdin:
+            pending = Path(options.run_file)
+        elif options.run_file is not None:
             run = loads(Path(options.run_file).read_bytes())
         positive_integer(execution.workers, "workers")
         if execution.backend == "local" and execution.workers > MAX_WORKERS:
@@ -137,6 +146,16 @@ class RunSpec:
             cluster_address=execution.cluster_address,
             shard=shard,
             grader=execution.grader,
+            pending_run_file=pending,
+        )
+
+    def with_run_file(self) -> RunSpec:
+        """This spec with its pending run-metadata file read and validated (as ``build`` would)."""
+        if self.pending_run_file is None:
+            return self
+        run = validate_run(loads(self.pending_run_file.read_bytes()))
+        return dataclasses.replace(
+            self, options=dataclasses.replace(self.options, run=run), pending_run_file=None
         )
 
 
