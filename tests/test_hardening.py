@@ -459,7 +459,8 @@ def _tamper(path: Path, change: Any) -> None:
         ("distinct", "cells disagree"),
         ("status_counts", "status_counts disagree"),
         ("input_sha256", "input_sha256 disagrees"),
-        ("dev-zero", "not a regular file"),
+        ("dev-zero", "must be relative to the receipt's directory"),
+        ("link-to-dev-zero", "not a regular file"),
         ("drop-cell", "cells disagree"),
     ],
 )
@@ -481,6 +482,9 @@ def test_report_refuses_numbers_its_journal_does_not_give(tmp_path: Path, case: 
             payload["input_sha256"] = "0" * 64
         elif case == "dev-zero":
             payload["prompt_results"]["path"] = "/dev/zero"
+        elif case == "link-to-dev-zero":
+            (tmp_path / "zero").symlink_to("/dev/zero")
+            payload["prompt_results"]["path"] = "zero"
         elif case == "drop-cell":
             payload["cells"] = payload["cells"][1:]
 

@@ -21,6 +21,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from modebench.api_types import EvaluationOptions
 from modebench.diagnostics import VerifierExecutionError
+from modebench.guard import read_capped
+from modebench.publish import destination
 from modebench.validation import InputError, OptionError, loads
 
 if TYPE_CHECKING:
@@ -42,6 +44,7 @@ def _check(options: EvaluationOptions, output: str | os.PathLike[str], resume: b
         raise OptionError("registry_requires_config", "registry requires a dataset config")
     if options.run is not None and options.run_file is not None:
         raise OptionError("run_twice", "give run or run_file, not both")
+    destination(output)  # a link at the output is refused, never followed
     if Path(output).exists() and not resume:  # resuming a finished run returns its summary
         raise InputError(f"output already exists: {os.fspath(output)}")
 
@@ -182,7 +185,7 @@ def _evaluate(
         prompt_ids = read_ids(options.ids)
     run = options.run
     if options.run_file is not None:
-        run = loads(Path(options.run_file).read_bytes())
+        run = loads(read_capped(options.run_file, "run"))
     data_root: str | os.PathLike[str] | None = options.data_root
     registry: Any = options.registry
     if options.config is not None:

@@ -17,6 +17,7 @@ import modebench
 from modebench import domains
 from modebench.contracts import BENCHMARK_CONTRACT, DIAGNOSTIC_CONTRACT
 from modebench.diagnostics import RESOURCE_POLICY
+from modebench.guard import open_regular
 
 PACKAGE_DIR = Path(modebench.__file__).resolve().parent
 
@@ -39,7 +40,7 @@ def bounded_file_sha256(path: str | os.PathLike[str], limit: int | None) -> str 
     """SHA-256 of a file, or ``None`` once it proves longer than ``limit`` bytes (no limit: ``None``)."""
     digest = hashlib.sha256()
     total = 0
-    with open(path, "rb") as handle:
+    with open_regular(path, "any") as handle:  # a FIFO or device is refused, never read forever
         for block in iter(lambda: handle.read(1 << 20), b""):
             total += len(block)
             if limit is not None and total > limit:
