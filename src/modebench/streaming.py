@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from modebench import _ledger, _prepare, domains, metrics
+from modebench import _ledger, _prepare, domains, guard, metrics
 from modebench._ledger import checkpoint
 from modebench.backends import Grader, make_grader
 from modebench.backends.shard import WHOLE, Shard, shard_receipt_text
@@ -44,7 +44,7 @@ from modebench.identity import (
 )
 from modebench.metrics import CellAccumulator
 from modebench.parallel import MAX_WORKERS
-from modebench.publish import atomic_output
+from modebench.publish import atomic_output, destination
 from modebench.suite.ids import PromptIds
 from modebench.validation import InputError, OptionError, loads, positive_integer
 
@@ -173,6 +173,7 @@ def input_file(path: str | os.PathLike[str]) -> Path:
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(source))
     if not stat.S_ISREG(info.st_mode):
         raise InputError(f"input must be a regular file: {source}")
+    guard.open_regular(source, "input").close()  # within the input's size cap
     with open(source, "rb"):  # unreadable: the OS error names the path
         pass
     return source
@@ -232,7 +233,7 @@ def evaluate_file(
     if backend == "local" and workers > MAX_WORKERS:
         raise InputError(f"workers must be between 1 and {MAX_WORKERS}")
     source = input_file(input_path)
-    output = Path(output_path).resolve()
+    output = destination(output_path)  # a link there is refused, never followed
     directory = work_directory(output, work_dir)
     if output.exists() and not resume:
         raise InputError(f"output already exists: {output}")
