@@ -153,3 +153,14 @@ class Decompression:
             raise InputError(f"{location}: decompresses to more than {MAX_LINE_BYTES} bytes")
         self.left -= len(data)
         return data
+
+
+def utf8_text(text: str, what: str) -> str:
+    """``text`` if it encodes as UTF-8; a lone surrogate (valid in JSON) is refused naming ``what``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(
+            f"{what} {text[:100]!r} holds a lone surrogate at position {exc.start} (not UTF-8 text)"
+        ) from None
+    return text

@@ -125,8 +125,49 @@ def with_plugins(software: dict[str, Any], used: Iterable[str]) -> dict[str, Any
     return {**software, "plugins": found} if found else software
 
 
+def grader_identity(data_root: Any = None, cache_dir: Any = None) -> dict[str, Any]:
+    """What a cached grading depends on beyond its input: the software (the package's source
+    hash, contracts and dependencies), the installed domain plug-ins (their entry points and
+    distribution versions, read from metadata without importing any) and the data it reads
+    (the data root's or cache's resolved path and the root manifest's hash).
+
+    A receipt cached under a key built from this is reused only by the same grader on the same
+    data: a verifier change, a plug-in installed, upgraded or removed, or another data root grades
+    afresh (the trajectory grading cache, ``modebench.ingest.grading``).
+    """
+    from importlib import metadata
+
+    from modebench.domains._registry import ENTRY_POINT_GROUP
+
+    software = software_identity(include_git=False)
+    entries = sorted(
+        (
+            entry.dist.metadata["Name"] if entry.dist is not None else "",
+            entry.dist.version if entry.dist is not None else "",
+            entry.name,
+            entry.value,
+        )
+        for entry in metadata.entry_points(group=ENTRY_POINT_GROUP)
+    )
+    data: dict[str, Any] = {}
+    for key, value in (("data_root", data_root), ("cache_dir", cache_dir)):
+        if value is not None:
+            root = Path(value).expanduser().resolve()
+            manifest = root / "manifest.json"
+            data[key] = {
+                "path": str(root),
+                "manifest_sha256": file_sha256(manifest) if manifest.is_file() else None,
+            }
+    return {
+        "software_sha256": digest_json({k: v for k, v in software.items() if k != "source_files"}),
+        "plugins": [list(entry) for entry in entries],
+        "data": data,
+    }
+
+
 __all__ = [
     "canonical",
+    "grader_identity",
     "digest_json",
     "file_sha256",
     "sha256_text",

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from modebench import guard
 from modebench.guard import open_regular
 from modebench.ingest import inspect_log, lm_eval, trl, verl
 from modebench.ingest._matching import PromptIndex
@@ -122,7 +123,10 @@ def ingest(
             written.append((temporary, target))
             with handle:
                 for record in records.values():
-                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    try:
+                        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    except UnicodeEncodeError:  # a lone surrogate: kept as its JSON escape
+                        handle.write(json.dumps(record) + "\n")
         except OSError as exc:  # name the output the user gave, not the temporary
             raise InputError(f"{target}: cannot write ({exc.strerror or exc})") from None
         files.append(
@@ -142,6 +146,8 @@ def ingest(
                 flush()
                 current = (prompt.step, {})
             ident = index.match(prompt.ident, prompt.prompt)
+            if ident is not None and not ident.isascii():
+                guard.utf8_text(ident, f"{prompt.location}: prompt id")
             if ident is None:
                 unmatched.append(prompt.location)
                 continue
