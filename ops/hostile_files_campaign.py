@@ -6,7 +6,9 @@ Each command that reads a file (``evaluate`` and its ``--run``/``--ids``, ``gene
 FIFO (no writer: opening it for reading would wait forever), ``/dev/zero``, a symlink to
 ``/dev/zero``, a dangling symlink, a zip bomb, an oversized sparse file (past the cap of that
 kind of file) and a regular file of garbage. Each case must end with exit code 2 within
-``--seconds``, name the path (as given, or as resolved) on stderr, print no traceback and stay
+``--seconds``, name the path (as given, or as resolved) on stderr — except a regular file of the
+right kind with bad content, refused in 0.4.0's words for that file ("line 1: invalid JSON") —
+print no traceback and stay
 under ``--memory-mib`` of peak resident memory (``wait4`` rusage of the process).
 
     python ops/hostile_files_campaign.py --output evidence/hostile-files-campaign.json
@@ -91,6 +93,9 @@ def make_paths(root: Path) -> dict[str, Callable[[str], Path]]:
 def commands(root: Path, good: Path, receipt: Path) -> dict[str, tuple[str, Callable[[Path], list[str]]]]:
     """Command name → (kind of file, argv builder for a hostile path)."""
     out = str(root / "out" / "result")
+    rollouts = root / "rollouts"
+    rollouts.mkdir(exist_ok=True)
+    (rollouts / "1.jsonl").write_text(json.dumps({"input": "a prompt", "output": "1+2+3", "score": 0}) + "\n")
 
     def fresh(suffix: str) -> str:
         return f"{out}-{time.monotonic_ns()}{suffix}"
@@ -113,7 +118,9 @@ def commands(root: Path, good: Path, receipt: Path) -> dict[str, tuple[str, Call
         "report --html": ("receipt", lambda p: ["report", str(p), "--html", fresh(".html")]),
         "merge": ("receipt", lambda p: ["merge", str(p), "--output", fresh(".json")]),
         "trajectory": ("receipt", lambda p: ["trajectory", str(p)]),
-        "trajectory --run": ("run", lambda p: ["trajectory", f"verl:{root / 'no-such-dir'}", "--run", str(p)]),
+        "trajectory --run": ("run", lambda p: [
+            "trajectory", f"verl:{rollouts}", "--registry", "bundled", "--config", "level1_countdown",
+            "--grading-cache", fresh(".cache"), "--run", str(p)]),
         "datasets list --registry": ("registry", lambda p: ["datasets", "list", "--registry", str(p)]),
     }  # fmt: skip
 
@@ -179,7 +186,11 @@ def campaign(
                 problems.append(f"exit {result['exit']}, not 2")
             if "Traceback" in result["stderr"]:
                 problems.append("traceback")
-            if not any(text in result["stderr"] for text in named):
+            # A file of the right kind with bad content is refused by its content, in the words
+            # 0.4.0 uses for that file ("line 1: invalid JSON: …"), which name the line, not the
+            # file; every refusal of a file's kind or size names the path.
+            content = hostile == "garbage" or (hostile == "zip-bomb" and name != "ingest inspect")
+            if not content and not any(text in result["stderr"] for text in named):
                 problems.append("path not named")
             if result["peak_rss_bytes"] > memory_mib << 20:
                 problems.append(f"peak memory {result['peak_rss_bytes'] >> 20} MiB over {memory_mib} MiB")

@@ -388,7 +388,7 @@ def test_a_receipt_journal_path_outside_its_directory_is_refused(tmp_path: Path,
 def test_failure_advice_says_when_the_response_caused_a_worker_failure(tmp_path: Path) -> None:
     from modebench.api import explain_unscorable
 
-    deep = "(" * 3000 + "1" + ")" * 3000
+    deep = "\\boxed{" + "+".join(["1"] * 1000) + "}"  # RecursionError in the reference walk
     source = _write(tmp_path / "in.jsonl", [_record("p", [deep, "1+2+3"])])
     done = _cli("evaluate", str(source), "--output", str(tmp_path / "r.json"), "--progress-every", "0")
     assert done.returncode == 3, done.stderr

@@ -34,19 +34,19 @@ __all__ = [
 _MIB: Final = 1 << 20
 _GIB: Final = 1 << 30
 
-#: Kind of file → (what the message calls it, its size cap in bytes).
+#: Kind of file → (what the message calls it, with its article; its size cap in bytes).
 LIMITS: Final[dict[str, tuple[str, int]]] = {
-    "run": ("run metadata file", 1 * _MIB),
-    "ids": ("prompt id list", 64 * _MIB),
-    "receipt": ("receipt", 64 * _MIB),
-    "comparison": ("comparison document", 64 * _MIB),
-    "registry": ("registry", 32 * _MIB),
-    "requests": ("request file", 64 * _GIB),
-    "journal": ("result journal", 256 * _GIB),
-    "input": ("input file", 256 * _GIB),
-    "log": ("log file", 256 * _GIB),
+    "run": ("a run metadata file", 1 * _MIB),
+    "ids": ("a prompt id list", 64 * _MIB),
+    "receipt": ("a receipt", 64 * _MIB),
+    "comparison": ("a comparison document", 64 * _MIB),
+    "registry": ("a registry", 32 * _MIB),
+    "requests": ("a request file", 64 * _GIB),
+    "journal": ("a result journal", 256 * _GIB),
+    "input": ("an input file", 256 * _GIB),
+    "log": ("a log file", 256 * _GIB),
     #: Anything hashed or streamed whose kind has no cap of its own (bounded by its reader).
-    "any": ("regular file", 1 << 62),
+    "any": ("a regular file", 1 << 62),
 }
 
 #: Longest line a streamed source may hold (a line is one record; the evaluate input's own cap).
@@ -54,7 +54,7 @@ MAX_LINE_BYTES: Final = 64 * _MIB
 
 
 def _refuse(path: str, label: str, why: str) -> InputError:
-    return InputError(f"{path}: {why} (expected a {label})")
+    return InputError(f"{path}: {why} (expected {label})")
 
 
 def open_regular(path: str | os.PathLike[str], kind: str) -> IO[bytes]:
@@ -63,7 +63,7 @@ def open_regular(path: str | os.PathLike[str], kind: str) -> IO[bytes]:
     name = os.fspath(path)
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except IsADirectoryError:  # some systems refuse to open a directory at all
+    except IsADirectoryError:  # opening a directory for reading may fail at once
         raise _refuse(name, label, "is a directory") from None
     # Any other OSError (missing, unreadable, a link loop) propagates: its text names the path.
     try:
@@ -73,7 +73,7 @@ def open_regular(path: str | os.PathLike[str], kind: str) -> IO[bytes]:
         if not stat.S_ISREG(info.st_mode):
             raise _refuse(name, label, "not a regular file")
         if info.st_size > cap:
-            raise InputError(f"{name}: {label} exceeds {cap} bytes ({info.st_size} bytes)")
+            raise InputError(f"{name}: {info.st_size} bytes, over the cap of {cap} bytes for {label}")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -87,7 +87,7 @@ def read_capped(path: str | os.PathLike[str], kind: str) -> bytes:
     with open_regular(path, kind) as handle:
         data = handle.read(cap + 1)
     if len(data) > cap:
-        raise InputError(f"{os.fspath(path)}: {label} exceeds {cap} bytes")
+        raise InputError(f"{os.fspath(path)}: over the cap of {cap} bytes for {label}")
     return data
 
 
@@ -128,17 +128,18 @@ def sibling_journal(receipt: str | os.PathLike[str], relative: object) -> str:
 class Decompression:
     """The decompressed bytes an archive may yield: per member and in total (a zip bomb stops here).
 
-    A member may inflate to ``MAX_LINE_BYTES`` (one record); all members together to
-    ``RATIO`` times the archive's size plus ``FLOOR``: real logs compress a few to a few dozen
-    times, a bomb a thousand times and more. Counted while reading: headers can lie.
+    A member is read whole (one sample's JSON), so it may inflate to ``MAX_LINE_BYTES`` at most:
+    that bounds memory however small the archive. All members together may inflate to ``TOTAL``,
+    which bounds time and output. No ratio of compressed to decompressed size is used: real
+    logs with repetitive transcripts compress a thousand times as a bomb does. Counted while
+    reading, so sizes claimed in the archive's headers do not matter.
     """
 
-    RATIO: Final = 100
-    FLOOR: Final = 64 * _MIB
+    TOTAL: Final = 16 * _GIB
 
-    def __init__(self, path: str | os.PathLike[str], compressed_size: int) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
-        self.left = self.FLOOR + self.RATIO * compressed_size
+        self.left = self.TOTAL
 
     def read(self, member: IO[bytes], location: str) -> bytes:
         """The whole of one member, refused past either cap."""
@@ -147,10 +148,9 @@ class Decompression:
         if len(data) > cap:
             if cap == self.left:
                 raise InputError(
-                    f"{self.path}: decompresses to more than {self.RATIO} times its size "
-                    f"(a zip bomb?); stopped at {location}"
+                    f"{self.path}: decompresses to more than {self.TOTAL} bytes; stopped at {location}"
                 )
-            raise InputError(f"{location}: decompresses to more than {MAX_LINE_BYTES} bytes")
+            raise InputError(f"{location}: decompresses to more than {MAX_LINE_BYTES} bytes (a zip bomb?)")
         self.left -= len(data)
         return data
 

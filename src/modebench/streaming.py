@@ -91,7 +91,7 @@ def iter_jsonl(path: str | os.PathLike[str], digest: Any = None) -> Iterator[tup
 def _raw_lines(path: str | os.PathLike[str], digest: Any = None) -> Iterator[tuple[int, bytes]]:
     """``(line_number, bytes)`` of the non-blank lines; an over-long line ends the stream (as a
     prefix of one byte more than the limit, which :func:`_decoded` refuses)."""
-    with open(path, "rb") as handle:
+    with guard.open_regular(path, "input") as handle:  # a FIFO or device: refused by name
         number = 0
         while True:
             line = handle.readline(MAX_INPUT_LINE_BYTES + 1)

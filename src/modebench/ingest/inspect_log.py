@@ -17,7 +17,6 @@ epoch order.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import zipfile
 from collections.abc import Iterator
@@ -49,7 +48,7 @@ def _eval_samples(path: Path) -> Iterator[tuple[str, Any]]:
     except (OSError, zipfile.BadZipFile) as exc:
         handle.close()
         raise InputError(f"{path}: not a readable Inspect log ({exc})") from None
-    budget = Decompression(path, os.fstat(handle.fileno()).st_size)
+    budget = Decompression(path)
     with handle, archive:
         # A re-logged sample repeats its member name; like Inspect, the last member wins.
         for name in dict.fromkeys(archive.namelist()):
