@@ -66,7 +66,7 @@ def _sparse(path: Path, size: int) -> Path:
 def make_paths(root: Path) -> dict[str, Callable[[str], Path]]:
     """Hostile path factories; ``oversize`` is sized per kind of file (the argument)."""
     caps = {"run": 1 << 20, "ids": 64 << 20, "receipt": 64 << 20, "log": 256 * GiB, "input": 256 * GiB,
-            "requests": 64 * GiB, "registry": 32 << 20}  # fmt: skip
+            "requests": 256 * GiB, "registry": 32 << 20}  # fmt: skip
     directory = root / "a-directory"
     directory.mkdir()
     fifo = root / "a-fifo"
@@ -160,7 +160,7 @@ def _run(argv: list[str], seconds: float) -> dict[str, Any]:
 
 
 def campaign(
-    root: Path, *, only: list[str] | None = None, seconds: float = 30.0, memory_mib: int = 1024
+    root: Path, *, only: list[str] | None = None, seconds: float = 60.0, memory_mib: int = 1024
 ) -> dict[str, Any]:
     """Run every (command, hostile path) case; a summary with ``all_ok`` and the failures."""
     paths = make_paths(root)
@@ -225,7 +225,7 @@ def campaign(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", required=True)
-    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--memory-mib", type=int, default=1024)
     parser.add_argument("--only", nargs="*", help="command names (default: all)")
     args = parser.parse_args()

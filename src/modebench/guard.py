@@ -41,7 +41,6 @@ LIMITS: Final[dict[str, tuple[str, int]]] = {
     "receipt": ("a receipt", 64 * _MIB),
     "comparison": ("a comparison document", 64 * _MIB),
     "registry": ("a registry", 32 * _MIB),
-    "requests": ("a request file", 64 * _GIB),
     "journal": ("a result journal", 256 * _GIB),
     "input": ("an input file", 256 * _GIB),
     "log": ("a log file", 256 * _GIB),
