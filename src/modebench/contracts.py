@@ -81,8 +81,12 @@ def install_hint(extra: str) -> str:
     return f"pip install -e '.[{extra}]' in the modebench checkout"
 
 
+#: The entry-point group through which third-party domain plug-ins are installed.
+DOMAIN_ENTRY_POINT_GROUP = "modebench.domains"
+
 __all__ = [
     "BENCHMARK_CONTRACT",
+    "DOMAIN_ENTRY_POINT_GROUP",
     "DIAGNOSTIC_CONTRACT",
     "DOMAINS",
     "DOMAIN_ALIASES",

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from modebench import __version__
-from modebench.contracts import BENCHMARK_CONTRACT, DIAGNOSTIC_CONTRACT
+from modebench.contracts import BENCHMARK_CONTRACT, DIAGNOSTIC_CONTRACT, DOMAIN_ENTRY_POINT_GROUP
 from modebench.diagnostics import RESOURCE_POLICY
+from modebench.guard import open_regular
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -37,7 +38,7 @@ def bounded_file_sha256(path: str | os.PathLike[str], limit: int | None) -> str 
     """SHA-256 of a file, or ``None`` once it proves longer than ``limit`` bytes (no limit: ``None``)."""
     digest = hashlib.sha256()
     total = 0
-    with open(path, "rb") as handle:
+    with open_regular(path, "any") as handle:  # a FIFO or device is refused, never read forever
         for block in iter(lambda: handle.read(1 << 20), b""):
             total += len(block)
             if limit is not None and total > limit:
@@ -112,7 +113,44 @@ def software_identity(*, include_git: bool = True) -> dict[str, Any]:
     return identity
 
 
+def grader_identity(data_root: Any = None, cache_dir: Any = None) -> dict[str, Any]:
+    """What a cached grading depends on beyond its input: the software (the package's source
+    hash, contracts and dependencies), the installed domain plug-ins (their entry points and
+    distribution versions, read from metadata without importing any) and the data it reads
+    (the data root's or cache's resolved path and the root manifest's hash).
+
+    A receipt cached under a key built from this is reused only by the same grader on the same
+    data: a verifier change, a plug-in installed, upgraded or removed, or another data root grades
+    afresh (the trajectory grading cache, ``modebench.ingest.grading``).
+    """
+    software = software_identity(include_git=False)
+    entries = sorted(
+        (
+            entry.dist.metadata["Name"] if entry.dist is not None else "",
+            entry.dist.version if entry.dist is not None else "",
+            entry.name,
+            entry.value,
+        )
+        for entry in metadata.entry_points(group=DOMAIN_ENTRY_POINT_GROUP)
+    )
+    data: dict[str, Any] = {}
+    for key, value in (("data_root", data_root), ("cache_dir", cache_dir)):
+        if value is not None:
+            root = Path(value).expanduser().resolve()
+            manifest = root / "manifest.json"
+            data[key] = {
+                "path": str(root),
+                "manifest_sha256": file_sha256(manifest) if manifest.is_file() else None,
+            }
+    return {
+        "software_sha256": digest_json({k: v for k, v in software.items() if k != "source_files"}),
+        "plugins": [list(entry) for entry in entries],
+        "data": data,
+    }
+
+
 __all__ = [
+    "grader_identity",
     "canonical",
     "digest_json",
     "file_sha256",

@@ -1,4 +1,17 @@
-"""Atomic, never-overwriting publication of files (receipts, exports, journal rewrites)."""
+"""Atomic, never-overwriting publication of files (receipts, exports, journal rewrites).
+
+One rule for every writer (evaluate, merge, ingest, stats/report outputs, generate, suites):
+
+* a destination is never overwritten: the finished temporary is hard-linked to its final name,
+  which fails if anything (a file, a directory, a dangling symlink) is already there;
+* a destination that is a symbolic link is refused before anything is written (``destination``):
+  resolving it would write wherever the link points;
+* temporaries are created exclusively (``O_CREAT | O_EXCL | O_NOFOLLOW``) under unpredictable
+  names, so a file or link planted at a temporary's name is never written through.
+
+``replace=True`` (a journal rewrite inside a work directory, a cache refresh) renames over the
+destination instead; ``os.replace`` replaces a link itself, never its target.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +21,7 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from modebench.validation import InputError
 
@@ -21,6 +34,35 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def destination(path: str | os.PathLike[str]) -> Path:
+    """The absolute destination ``path`` names, refused if it is a symbolic link (even a dangling one)."""
+    given = Path(path)
+    if given.is_symlink():
+        raise InputError(f"output is a symbolic link (never followed): {given.absolute()}")
+    return given.resolve()
+
+
+def exclusive_temporary(final: Path, *, binary: bool = False) -> tuple[Path, IO[Any]]:
+    """A new temporary sibling of ``final`` under an unpredictable name, created exclusively."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    # The naming sweepers know (`_ledger.sweep_temporaries`): 48 random bits, never reused (O_EXCL)
+    temp = final.parent / f".{final.name}-{secrets.token_hex(6)}"
+    fd = os.open(temp, flags, 0o666)
+    if binary:
+        return temp, os.fdopen(fd, "wb")
+    return temp, os.fdopen(fd, "w", encoding="utf-8", newline="")
+
+
+def publish_new(temp: Path, final: Path) -> None:
+    """Give the finished ``temp`` its name ``final``, never replacing what is there; ``temp`` goes."""
+    try:
+        os.link(temp, final, follow_symlinks=False)
+    except FileExistsError:
+        raise InputError(f"output already exists: {final}") from None
+    finally:
+        temp.unlink(missing_ok=True)
+
+
 @contextmanager
 def atomic_output(
     path: str | os.PathLike[str], *, replace: bool = False, binary: bool = False
@@ -28,10 +70,9 @@ def atomic_output(
     """Write to a temporary sibling, then hard-link (never overwrite) or rename (``replace``)."""
     final = Path(path)
     final.parent.mkdir(parents=True, exist_ok=True)
-    temp = final.parent / f".{final.name}-{secrets.token_hex(6)}"
-    handle = open(
-        temp, "wb" if binary else "w", encoding=None if binary else "utf-8", newline=None if binary else ""
-    )  # noqa: SIM115
+    if not replace and os.path.lexists(final):  # before the work: a link is not followed either
+        raise InputError(f"output already exists: {final}")
+    temp, handle = exclusive_temporary(final, binary=binary)
     try:
         with handle:
             yield handle
@@ -40,11 +81,7 @@ def atomic_output(
         if replace:
             os.replace(temp, final)
         else:
-            try:
-                os.link(temp, final)
-            except FileExistsError:
-                raise InputError(f"output already exists: {final}") from None
-            os.unlink(temp)
+            publish_new(temp, final)
         _fsync_dir(final.parent)
     finally:
         if temp.exists():
@@ -72,4 +109,4 @@ def atomic_directory(path: str | os.PathLike[str], label: str) -> Iterator[Path]
         raise
 
 
-__all__ = ["atomic_directory", "atomic_output"]
+__all__ = ["atomic_directory", "atomic_output", "destination", "exclusive_temporary", "publish_new"]

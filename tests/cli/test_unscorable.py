@@ -44,7 +44,7 @@ def test_evaluate_names_the_unscorable_attempts_on_stderr(
     summary = json.loads(captured.out)  # stdout keeps exactly the contractual summary line
     assert summary["status"] == "failed" and len(captured.out.splitlines()) == 1
     err = captured.err
-    assert "1 responses could not be scored (resource_limit 1)" in err
+    assert "1 response could not be scored (resource_limit 1)" in err
     assert "line 3, prompt 'p1', responses[2]: resource_limit: response character limit exceeded" in err
     assert "--unscorable count-as-incorrect" in err and "131,072 characters" in err
     assert str(tmp_path / "out.json.work" / "results.jsonl") in err
@@ -108,7 +108,7 @@ def test_count_as_incorrect_is_opt_in_and_recorded(
     argv = ["evaluate", str(source), "--output", str(out), "--progress-every", "0"]
     assert main([*argv, "--unscorable", "count-as-incorrect"]) == 0
     err = capsys.readouterr().err
-    assert "1 responses could not be scored and were counted as incorrect (resource_limit 1)" in err
+    assert "1 response could not be scored and was counted as incorrect (resource_limit 1)" in err
     payload = read_report(out)  # the journal, the counts and the identity all verify
     evaluation = payload["evaluation"]
     assert evaluation["status"] == "completed"

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from modebench import domains
-from modebench.domains._registry import discover
+from modebench.domains._registry import discover, named
 from modebench.verifier import close_worker
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +24,7 @@ SITE = Path(__file__).resolve().parent / "plugin_site"
 def forget_plugins() -> None:
     """Forget discovered plug-ins, and the example's modules, so that the next lookup is fresh."""
     discover.cache_clear()
+    named.cache_clear()
     domains.plugin.cache_clear()
     # The shared worker of the in-memory evaluator may have started before the plug-in was on the
     # path (an earlier test): a fresh one finds it, as a new process does.

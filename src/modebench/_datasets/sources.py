@@ -11,6 +11,7 @@ from modebench import registries
 from modebench._datasets.paths import remembered_registry
 from modebench._datasets.settings import public
 from modebench._datasets.transfer import transfer
+from modebench.guard import open_regular
 from modebench.registries import Registry
 from modebench.validation import InputError, OptionError
 
@@ -68,7 +69,7 @@ def load_registry(
     path = bundled_registry_path() if source == BUNDLED else Path(source).expanduser().resolve()
     settings = public()  # the public names, read at call time
 
-    with open(path, "rb") as handle:
+    with open_regular(path, "registry") as handle:  # a FIFO or device is refused by name
         raw = handle.read(settings.MAX_DOWNLOAD_BYTES + 1)
     if len(raw) > settings.MAX_DOWNLOAD_BYTES:
         raise InputError(f"registry {source} exceeds byte limit")

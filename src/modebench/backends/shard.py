@@ -10,18 +10,20 @@ position into the unsharded journal, and recomputes the cells from it.
 from __future__ import annotations
 
 import heapq
-import json
 import os
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from modebench.diagnostics import VerifierExecutionError
+from modebench.guard import bounded_lines, open_regular, read_capped, sibling_journal
 from modebench.identity import file_sha256
 from modebench.intake.shards import WHOLE, Shard, parse_shard
-from modebench.publish import atomic_output
+from modebench.publish import atomic_output, destination
 from modebench.receipt.records import Execution, ReceiptMeta
-from modebench.receipt.schema import JOURNAL_NAME, SHARD_SCHEMA
+from modebench.receipt.reader import incomplete_entry
+from modebench.receipt.schema import JOURNAL_NAME, MAX_RESULT_LINE_BYTES, RESULT_FORMAT, SHARD_SCHEMA
 from modebench.receipt.tallies import tally_results
 from modebench.receipt.writer import journal_reference, receipt_text, shard_receipt_text
 from modebench.validation import InputError, loads
@@ -34,10 +36,12 @@ __all__ = ["SHARD_SCHEMA", "WHOLE", "Shard", "merge", "parse_shard", "shard_rece
 
 def _read_shard(path: Path) -> dict[str, Any]:
     try:
-        payload = loads(path.read_bytes())
+        payload = loads(read_capped(path, "receipt"))
     except OSError as exc:
         raise InputError(f"{path}: cannot read shard receipt: {exc.strerror or exc}") from None
     except InputError as exc:
+        if str(exc).startswith(f"{path}:"):
+            raise
         raise InputError(f"{path}: {exc}") from None
     if not isinstance(payload, dict) or payload.get("schema") != SHARD_SCHEMA:
         raise InputError(f"{path}: not a shard receipt (schema {SHARD_SCHEMA})")
@@ -45,7 +49,7 @@ def _read_shard(path: Path) -> dict[str, Any]:
         shard = Shard(int(payload["shard"]["index"]), int(payload["shard"]["count"]))
         int(payload["shard"]["total_records"])
         reference = payload["prompt_results"]
-        journal = path.resolve().parent / reference["path"]
+        journal = path.resolve().parent / sibling_journal(path, reference["path"])
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"{path}: incomplete shard receipt: {exc}") from None
     if not journal.is_file() or file_sha256(journal) != reference["sha256"]:
@@ -54,17 +58,33 @@ def _read_shard(path: Path) -> dict[str, Any]:
     return payload
 
 
-def _journal_lines(path: Path, shard: Shard, records: int, source: Path) -> Iterator[tuple[int, str]]:
+def _journal_lines(
+    path: Path, shard: Shard, records: int, source: Path
+) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
+    """``(sequence, line, where, entry)`` per line of a shard journal, each line's structure checked.
+
+    The journal's hash matched its receipt, but the receipt is the user's file too: every line is
+    checked here, before the tally reads it, so a crafted line is an error naming file and line.
+    """
     position = 0
-    with open(path, encoding="utf-8", newline="") as handle:
-        for line in handle:
-            seq = json.loads(line)["sequence"]
-            if seq != shard.seq_at(position):
-                raise InputError(
-                    f"{source}: shard journal holds position {seq}, expected {shard.seq_at(position)}"
-                )
+    with open_regular(path, "journal") as handle:
+        for number, raw in enumerate(bounded_lines(handle, path, MAX_RESULT_LINE_BYTES), start=1):
+            where = f"{source}: shard journal {path} line {number}"
+            try:
+                entry = loads(raw)
+                line = raw.decode("utf-8")
+            except (InputError, UnicodeDecodeError) as exc:
+                raise InputError(f"{where}: {exc}") from None
+            if not isinstance(entry, dict) or entry.get("schema") != RESULT_FORMAT:
+                raise InputError(f"{where}: not a detailed-result entry ({RESULT_FORMAT})")
+            seq = entry.get("sequence")
+            if seq != shard.seq_at(position) or isinstance(seq, bool):
+                raise InputError(f"{where}: holds position {seq!r}, expected {shard.seq_at(position)}")
+            for field, kind in (("level", int), ("domain", str), ("k", int), ("result", dict)):
+                if not isinstance(entry.get(field), kind) or isinstance(entry.get(field), bool):
+                    raise InputError(f"{where}: detailed-result entry has no valid {field}")
             position += 1
-            yield seq, line
+            yield seq, line, where, entry
     if position != records:
         raise InputError(f"{source}: shard journal holds {position} prompts, its receipt says {records}")
 
@@ -98,7 +118,7 @@ def merge(
     """Merge shard receipts into the v4 receipt and journal of the unsharded run; a summary."""
     if not shard_paths:
         raise InputError("merge needs at least one shard receipt")
-    output = Path(output_path).resolve()
+    output = destination(output_path)  # a link there is refused, never followed
     if output.exists():
         raise InputError(f"output already exists: {output}")
     directory = output.with_name(output.name + ".work")
@@ -114,13 +134,15 @@ def merge(
     directory.mkdir(parents=True)
     journal = directory / JOURNAL_NAME
 
+    at = [""]  # the line the tally is reading, for its errors
+
     def entries(handle: Any) -> Iterator[tuple[int, str, int, dict[str, Any]]]:
         expected = 0
-        for seq, line in heapq.merge(*streams):
+        for seq, line, where, entry in heapq.merge(*streams, key=lambda item: item[0]):
             if seq != expected:
                 raise InputError(f"shards do not cover input position {expected}")
             handle.write(line)
-            entry = json.loads(line)
+            at[0] = where
             yield entry["level"], entry["domain"], entry["k"], entry["result"]
             expected += 1
         if expected != total:
@@ -128,7 +150,12 @@ def merge(
 
     try:
         with atomic_output(journal) as handle:
-            statuses, cells = tally_results(entries(handle))
+            try:
+                statuses, cells = tally_results(entries(handle))
+            except (KeyError, TypeError, IndexError, AttributeError, ValueError, VerifierExecutionError) as exc:
+                if isinstance(exc, InputError):
+                    raise
+                raise InputError(f"{at[0]}: {incomplete_entry(exc)}") from None
         first = shards[0][1]
         meta = cast(ReceiptMeta, {key: first[key] for key in (*_SHARED, "dataset")})
         meta["created_at"] = min(payload["created_at"] for _, payload in shards)

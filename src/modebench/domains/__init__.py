@@ -28,7 +28,7 @@ from modebench.domains._protocol import (
     PromptTemplate,
     field_hint,
 )
-from modebench.domains._registry import discover
+from modebench.domains._registry import discover, named
 
 
 def _external(name: str) -> bool:
@@ -42,7 +42,10 @@ def plugin(domain: Domain | str) -> DomainPlugin:
     """The plug-in of a domain name (built-ins import on first use; aliases resolve)."""
     name = normalize_domain(domain)
     if _external(name):
-        return discover().plugins[name][0]
+        found_external = named(name)
+        if isinstance(found_external, str):
+            raise KeyError(name)
+        return found_external[0]
     module = importlib.import_module(f"modebench.domains.{name}")
     found: DomainPlugin = module.PLUGIN
     if found.name != name:
@@ -56,7 +59,7 @@ def is_registered(name: object) -> bool:
         return False
     if name in DOMAINS:
         return True
-    return _external(name) and name in discover().plugins
+    return _external(name) and not isinstance(named(name), str)
 
 
 def is_certified(name: str) -> bool:
@@ -73,7 +76,10 @@ def origin(name: str) -> dict[str, str] | None:
     """``{"distribution", "source_sha256", "version"}`` of a plug-in; None for a built-in."""
     if not _external(name):
         return None
-    return discover().plugins[name][1].as_json()
+    found = named(name)
+    if isinstance(found, str):
+        raise KeyError(name)
+    return found[1].as_json()
 
 
 def origins(used: Iterable[str]) -> dict[str, dict[str, str]]:

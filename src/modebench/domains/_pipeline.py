@@ -9,10 +9,10 @@ process boundary on top.
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
+from modebench.bounded_cache import EXPANSION, OVERHEAD, REFERENCE_BUDGET, ByteBoundedCache
 from modebench.contracts import LEVELS, normalize_domain, normalize_level
 from modebench.diagnostics import (
     MAX_REFERENCE_BYTES,
@@ -104,9 +104,11 @@ _UNDECODED = object()  # ``_lookup``: the answer is known only by its encoding
 class ReferenceCache:
     """Validated references keyed by (level, domain, encoded answer): each is checked once."""
 
-    def __init__(self, capacity: int = 4096) -> None:
-        self._entries: OrderedDict[tuple[int, str, str], tuple[dict[str, Any], Any]] = OrderedDict()
-        self._capacity = capacity
+    def __init__(self, capacity: int = 4096, budget: int = REFERENCE_BUDGET) -> None:
+        # Bounded in bytes too (``modebench.bounded_cache``): a parsed reference can be large.
+        self._entries: ByteBoundedCache[tuple[int, str, str], tuple[dict[str, Any], Any]] = ByteBoundedCache(
+            budget, capacity
+        )
         self._last: tuple[Any, int, str, tuple[dict[str, Any], Any]] | None = None
 
     def get(self, level: int, found: DomainPlugin, answer: Any) -> tuple[dict[str, Any], Any]:
@@ -131,14 +133,11 @@ class ReferenceCache:
         key = (level, found.name, encoded)
         hit = self._entries.get(key)
         if hit is not None:
-            self._entries.move_to_end(key)
             return hit
         if answer is _UNDECODED:
             answer = json.loads(encoded)
         hit = _validate(level, found, answer, encoded)
-        self._entries[key] = hit
-        if len(self._entries) > self._capacity:
-            self._entries.popitem(last=False)
+        self._entries.put(key, hit, OVERHEAD + EXPANSION * len(encoded))
         return hit
 
 

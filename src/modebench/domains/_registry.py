@@ -11,8 +11,9 @@ every external name apart from the five built-in names, so a plug-in can never s
 replace a certified domain, and the package prefix keeps two plug-ins from claiming each other's
 names. See ``docs/writing-a-domain.md``.
 
-Discovery runs once per process and only when a namespaced name is first needed, so runs over
-the built-in domains never read entry points at all. A plug-in that fails to import, names a
+A namespaced name is looked up on its own (:func:`named`): only the entry point it names is
+imported, so a run loads exactly the plug-ins it uses, and runs over the built-in domains never
+read entry points at all. Full discovery (every entry point) runs only to list the usable names. A plug-in that fails to import, names a
 wrong object, breaks a rule of the interface or collides with another is recorded in
 :attr:`Discovery.broken` under its entry-point name (and logged); it never stops the others
 from loading.
@@ -139,9 +140,61 @@ def _label(entry: metadata.EntryPoint) -> str:
     return f"{distribution}: {entry.name}"
 
 
+def _contained_load(entry: metadata.EntryPoint) -> tuple[DomainPlugin, PluginOrigin] | str:
+    """Load one entry point; any failure (even ``SystemExit`` at import) becomes its reason.
+
+    The interpreter settings a module can change at import and a built-in verdict depends on
+    (``sys.set_int_max_str_digits``, the recursion limit, the decimal context) are put back
+    afterwards (:mod:`modebench.domains._interpreter`), so loading a plug-in never flips one.
+    """
+    from modebench.domains import _interpreter  # noqa: PLC0415 - only when a plug-in is loaded
+
+    saved = _interpreter.snapshot()
+    try:
+        return _load(entry)
+    except _Rejected as exc:
+        return str(exc)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # third-party code at import: SystemExit and all
+        return f"cannot be loaded: {type(exc).__name__}: {exc}"
+    finally:
+        _interpreter.restore(saved)
+
+
+@cache
+def named(name: str) -> tuple[DomainPlugin, PluginOrigin] | str:
+    """The plug-in registered under the namespaced ``name``, loading only its entry point.
+
+    ``package/entry`` names exactly one entry point (``entry`` in the group, its module under
+    top-level ``package``), found in the metadata without importing anything else, so a run loads
+    the plug-ins it uses and no other. Returns why not (a string) when it is missing or unusable.
+    """
+    from importlib import metadata  # noqa: PLC0415 - worker start-up: entry points only on discovery
+
+    package, _, entry_name = name.partition("/")
+    matches = [
+        entry
+        for entry in metadata.entry_points(group=ENTRY_POINT_GROUP)
+        if entry.name == entry_name and entry.module.split(".", 1)[0] == package
+    ]
+    if not matches:
+        return "not installed"
+    if len({(_label(entry), entry.value) for entry in matches}) > 1:
+        return f"duplicate domain name {name}"
+    loaded = _contained_load(matches[0])
+    if isinstance(loaded, tuple) and loaded[0].name != name:  # pragma: no cover - _check ensures it
+        return f"plug-in name {loaded[0].name!r} must be {name!r}"
+    return loaded
+
+
 @cache
 def discover() -> Discovery:
-    """Load every ``modebench.domains`` entry point once; never raises for a broken plug-in."""
+    """Load every ``modebench.domains`` entry point once; never raises for a broken plug-in.
+
+    Only for listing every usable name (``names()``, the unknown-domain message); grading and
+    lookups of one name go through :func:`named`, which imports that plug-in alone.
+    """
     from importlib import metadata  # noqa: PLC0415 - worker start-up: entry points only on discovery
 
     plugins: dict[str, tuple[DomainPlugin, PluginOrigin]] = {}
@@ -150,14 +203,11 @@ def discover() -> Discovery:
     entries = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (_label(e), e.value))
     for entry in entries:
         label = _label(entry)
-        try:
-            found, origin = _load(entry)
-        except _Rejected as exc:
-            broken[label] = str(exc)
+        loaded = _contained_load(entry)
+        if isinstance(loaded, str):
+            broken[label] = loaded
             continue
-        except Exception as exc:  # any import-time failure of third-party code
-            broken[label] = f"cannot be loaded: {type(exc).__name__}: {exc}"
-            continue
+        found, origin = loaded
         if found.name in plugins:
             # Neither wins: which one graded a run must never depend on installation order.
             first = owners[found.name]
@@ -178,4 +228,4 @@ def discover() -> Discovery:
     return Discovery(plugins, broken)
 
 
-__all__ = ["ENTRY_POINT_GROUP", "Discovery", "PluginOrigin", "discover"]
+__all__ = ["ENTRY_POINT_GROUP", "Discovery", "PluginOrigin", "discover", "named"]

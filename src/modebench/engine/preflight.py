@@ -79,10 +79,14 @@ class _Store:
             )
         self._stored()
 
-    def prepared(self, reply: Any) -> bool:
+    def prepared(self, number: int, reply: Any) -> bool:
         """Store a line a worker prepared; False if it must take the in-process path after all."""
         level, domain, rid, k, text, start, end = reply
-        if not self.preflight.accept_prepared((level, domain, rid)):
+        try:
+            claimed = self.preflight.accept_prepared((level, domain, rid))
+        except UnicodeEncodeError as exc:  # a lone surrogate in the id: 0.4.0's message, with its line
+            raise InputError(f"line {number}, prompt {rid!r}: {exc}") from None
+        if not claimed:
             return False  # a duplicate: the in-process path reports it
         self._digest(text[start:end])
         self.ledger.insert(self.seq, level, domain, k, text)
@@ -119,7 +123,7 @@ def run_preflight(
         # longer has, takes the in-process path.
         assumed = assumed_run_digest(spec.options.run)
         for number, line, reply in grader.prepared_lines(spec.options.run, lines):
-            if reply is None or preflight.run_digest != assumed or not store.prepared(reply):
+            if reply is None or preflight.run_digest != assumed or not store.prepared(number, reply):
                 store.record(number, decoded(number, line))
     else:
         for number, line in lines:

@@ -20,10 +20,12 @@ from typing import Any
 from modebench.api_types import EvaluationOptions
 from modebench.backends import Grader
 from modebench.failures import policy
+from modebench.guard import read_capped
 from modebench.intake.ids import PromptIds, read_ids
 from modebench.intake.preflight import Options
 from modebench.intake.shards import Shard, parse_shard
 from modebench.isolation.pool import MAX_WORKERS
+from modebench.publish import destination
 from modebench.run_metadata import validate_run
 from modebench.validation import InputError, OptionError, loads, positive_integer
 
@@ -112,7 +114,7 @@ class RunSpec:
         if options.run_file is not None and stdin:
             pending = Path(options.run_file)
         elif options.run_file is not None:
-            run = loads(Path(options.run_file).read_bytes())
+            run = loads(read_capped(options.run_file, "run"))
         positive_integer(execution.workers, "workers")
         if execution.backend == "local" and execution.workers > MAX_WORKERS:
             raise InputError(f"workers must be between 1 and {MAX_WORKERS}")
@@ -127,7 +129,7 @@ class RunSpec:
         )
         _check_limit(options.limit, checked)
         _check_policy(options.unscorable, shard)
-        output = Path(output_path).resolve()
+        output = destination(output_path)  # a link there is refused, never followed
         return cls(
             source=input_path,
             output=output,
@@ -153,7 +155,7 @@ class RunSpec:
         """This spec with its pending run-metadata file read and validated (as ``build`` would)."""
         if self.pending_run_file is None:
             return self
-        run = validate_run(loads(self.pending_run_file.read_bytes()))
+        run = validate_run(loads(read_capped(self.pending_run_file, "run")))
         return dataclasses.replace(
             self, options=dataclasses.replace(self.options, run=run), pending_run_file=None
         )
@@ -166,6 +168,7 @@ def work_directory(output: Path, work_dir: str | os.PathLike[str] | None) -> Pat
 
 def refuse_existing(output: str | os.PathLike[str], resume: bool) -> None:
     """A fresh run never overwrites: its output must not exist (a resume may find it published)."""
+    destination(output)  # a link at the output is refused, never followed
     if Path(output).exists() and not resume:
         raise InputError(f"output already exists: {os.fspath(output)}")
 

@@ -28,6 +28,12 @@ __all__ = ["DEFAULT_LIMIT", "FailureExplanation", "UnscorableAttempt", "explain"
 #: Attempts listed by default; the rest are counted ("and N more").
 DEFAULT_LIMIT = 10
 
+#: ``worker_failure`` details that the response alone causes, every time it is graded: a
+#: ``RecursionError`` of a deeply nested expression (0.4.0's verdict) and a reply over the byte cap.
+RESPONSE_CAUSED_DETAILS = frozenset({"unexpected RecursionError", "worker reply byte limit exceeded"})
+#: The advice key of ``worker_failure`` attempts that the response caused.
+RESPONSE_CAUSED = "worker_failure (caused by the response)"
+
 #: Why each status happens and what to do, in the library's words (``{option}`` is how the caller
 #: spells the opt-in policy: a keyword argument for the API, a flag for the CLI).
 _ADVICE = {
@@ -44,6 +50,12 @@ _ADVICE = {
     "worker_failure": (
         "a verifier worker crashed or broke its protocol: an evaluator problem, not the model's; "
         "rerun, and report it with the journal line if it persists (no policy scores it)"
+    ),
+    RESPONSE_CAUSED: (
+        "the response itself made the verifier fail (an expression nested too deep for it, or a "
+        "reply over the worker's byte cap): deterministic, so a rerun gives the same status and it "
+        "is not an evaluator problem; remove or shorten such responses before evaluating (no "
+        "policy scores it)"
     ),
     "invalid_reference": (
         "a reference failed validation while grading: fix that prompt's answer object (no policy scores it)"
@@ -83,6 +95,8 @@ class FailureExplanation:
     failure: str | None = None
     #: The run graded a selection of the input (a prompt-id list): records count selected ones.
     selection: bool = False
+    #: Of the ``worker_failure`` attempts, how many the response caused (``RESPONSE_CAUSED_DETAILS``).
+    response_caused: int = 0
 
     @property
     def total(self) -> int:
@@ -99,12 +113,12 @@ class FailureExplanation:
             return ""
         counts = ", ".join(f"{status} {count}" for status, count in sorted(self.counts.items()))
         counted = bool(self.attempts) and all(attempt.counted for attempt in self.attempts)
+        responses = "1 response" if self.total == 1 else f"{self.total} responses"
         if self.status == "completed" or counted:
-            head = f"{self.total} responses could not be scored and were counted as incorrect ({counts})"
+            head = f"{responses} could not be scored and {'was' if self.total == 1 else 'were'} counted as incorrect ({counts})"
         elif self.counts:
             head = (
-                f"{self.total} responses could not be scored ({counts}), so the run failed and "
-                "every score is withheld"
+                f"{responses} could not be scored ({counts}), so the run failed and every score is withheld"
             )
         else:
             head = "the run failed: some responses could not be scored"
@@ -123,6 +137,13 @@ class FailureExplanation:
             lines.append(f"  (record N: the N-th {which} of the graded input)")
         if self.status != "completed":
             advice = [status for status in sorted(self.counts) if status in _ADVICE]
+            if "worker_failure" in advice and self.response_caused:
+                # Say which: all caused by responses, or some of each kind.
+                where = advice.index("worker_failure")
+                caused_by_all = self.response_caused >= self.counts["worker_failure"]
+                advice[where : where + 1] = (
+                    [RESPONSE_CAUSED] if caused_by_all else [RESPONSE_CAUSED, "worker_failure"]
+                )
             if advice:
                 lines.append("What to do:")
                 lines.extend(f"  {status}: {_ADVICE[status].format(option=option)}" for status in advice)
@@ -154,6 +175,7 @@ def explain(
             path, status, _unscorable_counts(payload), journal=journal, unavailable=unavailable
         )
     counts: dict[str, int] = {}
+    response_caused = 0
     found: list[UnscorableAttempt] = []
     for record, entry in enumerate(_entries(journal), start=1):
         for draw, attempt in enumerate(entry["result"]["draws"][0]["attempts"]):
@@ -163,6 +185,8 @@ def explain(
             if status_found is None:
                 continue
             counts[status_found] = counts.get(status_found, 0) + 1
+            if status_found == "worker_failure" and attempt.get("detail") in RESPONSE_CAUSED_DETAILS:
+                response_caused += 1
             if len(found) < limit:
                 found.append(
                     UnscorableAttempt(
@@ -183,7 +207,15 @@ def explain(
         UnscorableAttempt(a.prompt_id, a.record, lines.get(a.record), a.draw, a.status, a.detail, a.counted)
         for a in found
     )
-    return FailureExplanation(path, status, counts, attempts, journal=journal, selection=chosen is not None)
+    return FailureExplanation(
+        path,
+        status,
+        counts,
+        attempts,
+        journal=journal,
+        selection=chosen is not None,
+        response_caused=response_caused,
+    )
 
 
 def _record_id(line: bytes) -> str | None:

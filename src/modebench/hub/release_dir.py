@@ -16,6 +16,7 @@ from typing import Any
 
 from modebench.hub.card import dataset_card
 from modebench.identity import file_sha256
+from modebench.publish import atomic_output
 from modebench.validation import InputError, loads
 
 __all__ = ["CARD_NAME", "build_title", "refresh_card", "write_card"]
@@ -46,7 +47,8 @@ def write_card(
     """Write ``directory/README.md`` for these registry records and datasheets."""
     path = directory / CARD_NAME
     text = dataset_card(records, datasheets, title=title, summary=summary)
-    path.write_text(text, encoding="utf-8")
+    with atomic_output(path, replace=True) as handle:  # a rewrite, never through a planted link
+        handle.write(text)
     return path
 
 
@@ -82,5 +84,6 @@ def refresh_card(directory: str | os.PathLike[str]) -> dict[str, Any]:
     if isinstance(manifest.get("files"), dict):
         manifest["files"][CARD_NAME] = {"sha256": file_sha256(card), "bytes": card.stat().st_size}
         manifest["files"] = dict(sorted(manifest["files"].items()))
-        manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="ascii")
+        with atomic_output(manifest_path, replace=True) as handle:
+            handle.write(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=True) + "\n")
     return {"card": str(card), "sha256": file_sha256(card), "configs": len(configs)}

@@ -16,9 +16,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from modebench import guard
+from modebench.guard import open_regular
 from modebench.ingest import inspect_log, lm_eval, trl, verl
 from modebench.ingest._matching import PromptIndex
 from modebench.ingest._source import SourcePrompt
+from modebench.publish import destination, exclusive_temporary, publish_new
 from modebench.validation import InputError
 
 __all__ = [
@@ -50,6 +53,8 @@ def read_source(fmt: str, source: str | os.PathLike[str]) -> Iterator[SourceProm
     path = Path(source)
     if not path.exists():
         raise InputError(f"{path}: no such file or directory")
+    if not path.is_dir():  # a FIFO, device or oversized file: refused by name before any reader
+        open_regular(path, "log").close()
     return FORMATS[fmt](path)
 
 
@@ -97,8 +102,10 @@ def ingest(
     """
     index = index if index is not None else PromptIndex()
     out = Path(output)
+    destination(out)  # a link at the output is refused, never followed
     stepped = fmt in STEPPED
     written: list[tuple[Path, Path]] = []
+    published: list[Path] = []
     files: list[dict[str, Any]] = []
     unmatched: list[str] = []
     totals = {"prompts": 0, "responses": 0, "source_prompts": 0}
@@ -109,12 +116,17 @@ def ingest(
             return
         step, records = current
         target = step_path(out, step) if stepped and step is not None else out
-        temporary = target.with_name(f".{target.name}.partial")
-        written.append((temporary, target))
+        if os.path.lexists(target):  # never overwritten (the source itself included)
+            raise InputError(f"output already exists: {target}")
         try:
-            with temporary.open("w", encoding="utf-8") as handle:
+            temporary, handle = exclusive_temporary(target)
+            written.append((temporary, target))
+            with handle:
                 for record in records.values():
-                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    try:
+                        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    except UnicodeEncodeError:  # a lone surrogate: kept as its JSON escape
+                        handle.write(json.dumps(record) + "\n")
         except OSError as exc:  # name the output the user gave, not the temporary
             raise InputError(f"{target}: cannot write ({exc.strerror or exc})") from None
         files.append(
@@ -134,6 +146,8 @@ def ingest(
                 flush()
                 current = (prompt.step, {})
             ident = index.match(prompt.ident, prompt.prompt)
+            if ident is not None and not ident.isascii():
+                guard.utf8_text(ident, f"{prompt.location}: prompt id")
             if ident is None:
                 unmatched.append(prompt.location)
                 continue
@@ -146,10 +160,13 @@ def ingest(
         if not files:
             raise InputError(f"{source}: no prompts found")
         for temporary, target in written:
-            temporary.replace(target)
+            publish_new(temporary, target)
+            published.append(target)
     except BaseException:
         for temporary, _ in written:
             temporary.unlink(missing_ok=True)
+        for target in published:  # all or nothing: this call's own files only
+            target.unlink(missing_ok=True)
         raise
     return {
         "schema": SCHEMA,

@@ -13,12 +13,14 @@ to its end before it is reported — the report still names the character where 
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from modebench.guard import MAX_LINE_BYTES, open_regular
 from modebench.validation import InputError
 
 __all__ = ["iter_member"]
@@ -55,6 +57,8 @@ class _Reader:
             self.eof = True
             return False
         self.text += more
+        if len(self.text) - self.pos > MAX_LINE_BYTES:  # one value (or a corrupt tail) past the cap
+            raise InputError(f"{self.path}: a JSON value exceeds {MAX_LINE_BYTES} characters")
         return True
 
     def fail(self, what: str) -> InputError:
@@ -98,7 +102,7 @@ def iter_member(path: Path, member: str, missing: str) -> Iterator[Any]:
     its ``member`` is not an array (``null`` counts as an empty one); "invalid JSON" when it is not
     JSON at all.
     """
-    with path.open("r", encoding="utf-8") as handle:
+    with io.TextIOWrapper(open_regular(path, "log"), encoding="utf-8") as handle:
         reader = _Reader(handle, path)
         if reader.peek() != "{":
             reader.value()  # invalid JSON is reported as such, other JSON values as ``missing``

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from modebench.contracts import install_hint
+from modebench.guard import bounded_lines, open_regular
 from modebench.validation import InputError
 
 __all__ = ["SourcePrompt", "iter_json_lines", "need_pyarrow"]
@@ -36,8 +37,8 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
     decoder = json.JSONDecoder()
     raw_decode, decode = decoder.raw_decode, decoder.decode
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+    with open_regular(path, "log") as handle:
+        for number, raw in enumerate(bounded_lines(handle, path), start=1):
             try:
                 text = raw.decode("utf-8")
                 # The common line, an object from its first character, skips decode()'s two

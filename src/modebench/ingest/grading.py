@@ -18,8 +18,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from modebench import domains
 from modebench.api_types import EvaluationOptions
 from modebench.engine import Execution, RunSpec, evaluate
+from modebench.guard import read_capped
+from modebench.identity import grader_identity
 from modebench.ingest import PromptIndex, ingest
 from modebench.validation import InputError
 
@@ -33,7 +36,14 @@ def _completed(receipt: Path) -> bool:
         payload = json.loads(receipt.read_bytes())
     except (OSError, ValueError):
         return False
-    return isinstance(payload, dict) and payload.get("evaluation", {}).get("status") == "completed"
+    if not isinstance(payload, dict) or payload.get("evaluation", {}).get("status") != "completed":
+        return False
+    # The plug-ins that graded it must still be the installed ones, to their source files.
+    recorded = payload.get("software", {}).get("plugins", {})
+    try:
+        return not recorded or domains.origins(recorded) == recorded
+    except KeyError:  # a plug-in it used is gone
+        return False
 
 
 def graded_steps(
@@ -67,11 +77,12 @@ def _graded_steps(
     options: EvaluationOptions,
     workers: int,
 ) -> tuple[list[tuple[int, Path]], dict[str, Any]]:
-    run_file = Path(options.run_file).read_bytes() if options.run_file is not None else b""
+    run_file = read_capped(options.run_file, "run") if options.run_file is not None else b""
     identity = json.dumps(
         {"schema": CACHE_SCHEMA, "config": options.config, "split": options.split,
          "registry": options.registry, "run": options.run,
-         "run_file_sha256": hashlib.sha256(run_file).hexdigest()},
+         "run_file_sha256": hashlib.sha256(run_file).hexdigest(),
+         "grader": grader_identity(options.data_root, options.cache_dir)},
         sort_keys=True, default=str,
     ).encode()  # fmt: skip
     steps: list[tuple[int, Path]] = []

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from modebench.contracts import install_hint
+from modebench.guard import Decompression, open_regular
 from modebench.ingest._jsonstream import iter_member
 from modebench.ingest._source import SourcePrompt
 from modebench.validation import InputError
@@ -41,11 +42,14 @@ def _eval_samples(path: Path) -> Iterator[tuple[str, Any]]:
             import zipfile_zstd  # type: ignore[import-not-found, import-untyped, unused-ignore]  # noqa: F401
         except ImportError:
             pass
+    handle = open_regular(path, "log")
     try:
-        archive = zipfile.ZipFile(path)
+        archive = zipfile.ZipFile(handle)
     except (OSError, zipfile.BadZipFile) as exc:
+        handle.close()
         raise InputError(f"{path}: not a readable Inspect log ({exc})") from None
-    with archive:
+    budget = Decompression(path)
+    with handle, archive:
         # A re-logged sample repeats its member name; like Inspect, the last member wins.
         for name in dict.fromkeys(archive.namelist()):
             if not (name.startswith(_SAMPLES) and name.endswith(".json")):
@@ -53,7 +57,7 @@ def _eval_samples(path: Path) -> Iterator[tuple[str, Any]]:
             location = f"{path}: {name}"
             try:
                 with archive.open(name) as member:
-                    sample = json.load(member)
+                    sample = json.loads(budget.read(member, location))
             except NotImplementedError:
                 raise InputError(f"{location}: compressed with zstd; {_EXTRA}") from None
             except (OSError, zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
+from modebench.guard import read_capped
 from modebench.publish import atomic_output
 from modebench.validation import InputError
 
@@ -53,8 +54,7 @@ def read_ids(path: str | os.PathLike[str]) -> PromptIds:
     """Read an id list; every problem is an ``InputError`` naming the file (and line)."""
     name = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        text = read_capped(path, "ids").decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{name}: prompt id list is not UTF-8 text") from None
     except OSError as exc:

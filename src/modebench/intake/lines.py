@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from modebench import guard
 from modebench.receipt.schema import MAX_INPUT_LINE_BYTES, MAX_RESPONSES_PER_PROMPT
 from modebench.validation import InputError, loads
 
@@ -28,7 +29,7 @@ def iter_jsonl(path: str | os.PathLike[str], digest: Any = None) -> Iterator[tup
 def raw_lines(path: str | os.PathLike[str], digest: Any = None) -> Iterator[tuple[int, bytes]]:
     """``(line_number, bytes)`` of the non-blank lines; an over-long line ends the stream (as a
     prefix of one byte more than the limit, which :func:`decoded` refuses)."""
-    with open(path, "rb") as handle:
+    with guard.open_regular(path, "input") as handle:  # a FIFO or device: refused by name
         number = 0
         while True:
             line = handle.readline(MAX_INPUT_LINE_BYTES + 1)
@@ -85,6 +86,7 @@ def input_file(path: str | os.PathLike[str]) -> Path:
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(source))
     if not stat.S_ISREG(info.st_mode):
         raise InputError(f"input must be a regular file: {source}")
+    guard.open_regular(source, "input").close()  # within the input's size cap
     with open(source, "rb"):  # unreadable: the OS error names the path
         pass
     return source

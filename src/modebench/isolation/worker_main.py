@@ -23,10 +23,10 @@ import resource
 import signal
 import sys
 import time
-from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from modebench import domains
+from modebench.bounded_cache import ResultCache
 from modebench.contracts import normalize_domain
 from modebench.diagnostics import (
     DOMAIN_DEADLINE_SECONDS,
@@ -35,6 +35,7 @@ from modebench.diagnostics import (
     WORKER_MEMORY_BYTES,
     result,
 )
+from modebench.domains._interpreter import settle
 from modebench.domains._pipeline import (
     REFERENCES,
     ReferenceProblem,
@@ -70,37 +71,7 @@ def _fault_kind(text: Any) -> str | None:
     return text[len(FAULT_TEXT) :] if _FAULT == FAULT_BY_TEXT else None
 
 
-class _ResultCache:
-    """Scorable results of (task, response) pairs: RL logs repeat the same answers many times.
-
-    Grading is pure, so a remembered verdict is the verdict; only short responses are kept and
-    the cache is bounded, so worker memory stays flat.
-    """
-
-    MAX_ENTRIES = 100_000
-    MAX_TEXT = 2048
-
-    def __init__(self) -> None:
-        self._entries: dict[tuple[tuple[str, str, str], str], dict[str, Any]] = {}
-
-    def grade(
-        self, task: tuple[str, str, str], text: Any, grade: Callable[[Any], dict[str, Any]]
-    ) -> dict[str, Any]:
-        """``grade(text)``, or the remembered reply for this task and text."""
-        if not isinstance(text, str) or len(text) > self.MAX_TEXT:
-            return grade(text)
-        key = (task, text)
-        reply = self._entries.get(key)
-        if reply is None:
-            reply = grade(text)
-            if reply["status"] not in UNSCORABLE:
-                if len(self._entries) >= self.MAX_ENTRIES:
-                    self._entries.clear()  # cheap and bounded; a cold cache only costs speed
-                self._entries[key] = reply
-        return reply
-
-
-_RESULTS = _ResultCache()
+_RESULTS = ResultCache()  # bounded in bytes: see modebench.bounded_cache
 
 
 class Deadline(BaseException):
@@ -142,6 +113,7 @@ def _deadline_for(operation: Any, domain: Any) -> float:
 def _guarded(seconds: float, action: Any, *args: Any) -> dict[str, Any]:
     """Run one operation under its own wall deadline; map evaluator exceptions to statuses."""
     global _armed, _expires
+    settle()  # interpreter settings from before any plug-in: no plug-in flips a built-in verdict
     try:
         try:
             _expires = time.monotonic() + seconds

@@ -15,9 +15,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from modebench import guard
 from modebench.contracts import normalize_domain, normalize_level
 from modebench.diagnostics import VerifierExecutionError
 from modebench.failures import policy
+from modebench.guard import sibling_journal
 from modebench.identity import canonical, digest_json
 from modebench.receipt.identity import bound_options, checkpoint_identity
 from modebench.receipt.schema import MAX_RECEIPT_BYTES, MAX_RESULT_LINE_BYTES, RESULT_FORMAT, SCHEMAS, V3, V4
@@ -87,12 +89,8 @@ def _check_cell(cell: Any, completed: bool, recorded: frozenset[str]) -> None:
         raise InputError(f"incomplete report cell: {exc}") from None
 
 
-def open_regular(path: str | os.PathLike[str]) -> Any:
-    handle = open(path, "rb")  # noqa: SIM115 - returned to the caller's with-block
-    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-        handle.close()
-        raise InputError(f"not a regular file: {path}")
-    return handle
+def open_regular(path: str | os.PathLike[str], kind: str = "journal") -> Any:
+    return guard.open_regular(path, kind)  # a FIFO is refused without waiting for a writer
 
 
 def _journal_sha256(path: Path) -> str:
@@ -105,7 +103,7 @@ def _journal_sha256(path: Path) -> str:
 
 def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) -> dict[str, Any]:
     """Load and validate a receipt; for v4 also verify the journal and recompute its numbers."""
-    with open_regular(path) as handle:
+    with open_regular(path, "receipt") as handle:
         data = handle.read(MAX_RECEIPT_BYTES + 1)
     if len(data) > MAX_RECEIPT_BYTES:
         raise InputError(f"receipt exceeds {MAX_RECEIPT_BYTES} bytes")
@@ -298,7 +296,7 @@ def check_recomputed(payload: dict[str, Any], tally: StatusTally, cells: Any, th
 
 
 def journal_path(receipt: str | os.PathLike[str], payload: dict[str, Any]) -> Path:
-    relative: str = payload["prompt_results"]["path"]
+    relative = sibling_journal(receipt, payload["prompt_results"]["path"])
     return Path(receipt).resolve().parent / relative
 
 

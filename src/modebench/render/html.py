@@ -16,7 +16,7 @@ from modebench.publish import atomic_output
 from modebench.render import figures
 from modebench.render.compare_section import compare_section, overlay_section
 from modebench.render.digest import DigestBuilder, RunDigest
-from modebench.render.page import page
+from modebench.render.page import encodable, page
 from modebench.render.run_section import RowIndex, run_curves, run_section
 from modebench.stats.bootstrap import Bootstrap
 from modebench.stats.comparison import compare
@@ -91,6 +91,7 @@ def render_html(
 ) -> dict[str, Any]:
     """Write the HTML report of ``receipts`` to ``output`` (never overwritten); returns a summary."""
     text, completed = html_report(receipts, settings)
+    text = encodable(text)
     data = text.encode("utf-8")
     with atomic_output(output) as handle:
         handle.write(text)

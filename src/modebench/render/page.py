@@ -40,6 +40,12 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f3f3f3; paddi
 """
 
 
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate (valid in JSON, ``"\\udfff"``, not in UTF-8) shown as its
+    escape, visibly: a response or id holding one must not stop the page from being written."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def esc(value: Any) -> str:
     return html.escape(value if isinstance(value, str) else str(value), quote=True)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from modebench.publish import atomic_output
 from modebench.render import figures
-from modebench.render.page import esc, figure, number, page, table
+from modebench.render.page import encodable, esc, figure, number, page, table
 from modebench.render.run_section import cell_label
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
@@ -144,7 +144,7 @@ def trajectory_html(result: StatsTable) -> str:
 
 def render_trajectory_html(result: StatsTable, output: str | os.PathLike[str]) -> dict[str, Any]:
     """Write the trajectory page to ``output`` (never overwritten); returns a summary."""
-    text = trajectory_html(result)
+    text = encodable(trajectory_html(result))
     with atomic_output(output) as handle:
         handle.write(text)
     return {"output": os.fspath(output), "steps": len(result.meta.get("runs", [])),

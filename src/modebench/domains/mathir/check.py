@@ -12,6 +12,7 @@ from typing import Any
 
 from sympy import Expr
 
+from modebench.bounded_cache import EXPANSION, OVERHEAD, REFERENCE_BUDGET
 from modebench.domains._protocol import Correct, Incorrect, Malformed
 from modebench.domains.mathir.algebra import X, apply, probe_isolates, unrepresentable_term
 from modebench.domains.mathir.algebra import value as side_value
@@ -81,9 +82,18 @@ def outcome(
         result = (True, ref.prefix + ">".join(trajectory(ref, commands())))
     except _Fail as exc:
         result = (False, str(exc))
-    if len(ref.memo) < MEMO_LIMIT:
+    global _memo_bytes
+    if len(ref.memo) < MEMO_LIMIT and _memo_bytes < MEMO_BUDGET:
         ref.memo[program] = result
+        _memo_bytes += OVERHEAD + EXPANSION * (len(program) + len(result[1]))
     return result
+
+
+#: Bytes counted over the memos of every reference this worker parsed (never decreased when a
+#: reference is dropped: counting too much only stops memoising early, which costs time, never a
+#: verdict). Bounded in bytes like the worker's other caches (``modebench.bounded_cache``).
+MEMO_BUDGET = REFERENCE_BUDGET // 2
+_memo_bytes = 0
 
 
 def grade(level: int, ref: ParsedRef, text: str) -> Correct:
