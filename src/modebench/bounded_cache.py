@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final, Generic, TypeVar
 
-from modebench.diagnostics import WORKER_MEMORY_BYTES
+from modebench.diagnostics import UNSCORABLE, WORKER_MEMORY_BYTES
 
 __all__ = ["EXPANSION", "OVERHEAD", "REFERENCE_BUDGET", "RESULT_BUDGET", "ByteBoundedCache", "ResultCache"]
 
@@ -100,8 +100,6 @@ class ResultCache:
         self, task: tuple[str, str, str], text: Any, grade: Callable[[Any], dict[str, Any]]
     ) -> dict[str, Any]:
         """``grade(text)``, or the remembered reply for this task and text."""
-        from modebench.diagnostics import UNSCORABLE
-
         if not isinstance(text, str) or len(text) > self.MAX_TEXT:
             return grade(text)
         if task is not self._task:  # one prompt's texts share their task object: hashed once

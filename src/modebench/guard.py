@@ -15,6 +15,7 @@ GiB and read line by line with a per-line cap (:func:`bounded_lines`).
 from __future__ import annotations
 
 import os
+import posixpath
 import stat
 from collections.abc import Iterator
 from typing import IO, Final
@@ -111,8 +112,6 @@ def sibling_journal(receipt: str | os.PathLike[str], relative: object) -> str:
     A receipt names its journal relative to itself; an absolute path or a ``..`` step would let a
     crafted receipt make the tool read (and hash) any file on the machine, so both are refused.
     """
-    import posixpath
-
     if not isinstance(relative, str) or not relative:
         raise InputError(f"{os.fspath(receipt)}: missing detailed-result path")
     parts = relative.replace("\\", "/").split("/")

@@ -21,8 +21,8 @@ from modebench.guard import bounded_lines, open_regular, read_capped, sibling_jo
 from modebench.identity import file_sha256
 from modebench.intake.shards import WHOLE, Shard, parse_shard
 from modebench.publish import atomic_output, destination
-from modebench.receipt.records import Execution, ReceiptMeta
 from modebench.receipt.reader import incomplete_entry
+from modebench.receipt.records import Execution, ReceiptMeta
 from modebench.receipt.schema import JOURNAL_NAME, MAX_RESULT_LINE_BYTES, RESULT_FORMAT, SHARD_SCHEMA
 from modebench.receipt.tallies import tally_results
 from modebench.receipt.writer import journal_reference, receipt_text, shard_receipt_text
@@ -152,7 +152,14 @@ def merge(
         with atomic_output(journal) as handle:
             try:
                 statuses, cells = tally_results(entries(handle))
-            except (KeyError, TypeError, IndexError, AttributeError, ValueError, VerifierExecutionError) as exc:
+            except (
+                KeyError,
+                TypeError,
+                IndexError,
+                AttributeError,
+                ValueError,
+                VerifierExecutionError,
+            ) as exc:
                 if isinstance(exc, InputError):
                     raise
                 raise InputError(f"{at[0]}: {incomplete_entry(exc)}") from None

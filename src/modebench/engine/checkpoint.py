@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,6 @@ from modebench.identity import canonical, digest_json, sha256_text
 from modebench.intake.preflight import Options, Preflight
 from modebench.intake.shards import Shard
 from modebench.publish import atomic_output
-from modebench.receipt.schema import MAX_INPUT_LINE_BYTES
 from modebench.receipt.writer import journal_line
 from modebench.validation import InputError
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
