@@ -78,6 +78,7 @@ class HelpFormatter(argparse.HelpFormatter):
         default = action.default
         if (
             "%(default)" in text
+            or "(default" in text  # the text states its default itself: never say it twice
             or default in (None, False, argparse.SUPPRESS)
             or not action.option_strings
             or isinstance(action, argparse._HelpAction | argparse._VersionAction)
