@@ -457,9 +457,12 @@ def observed_discordant(comparison: PathLike, outcome: str = "pass_at_draws") ->
 
     with open(comparison, "rb") as handle:
         document = loads(handle.read())
-    rate, _ = _observed(document, outcome)
+    rate, items = _observed(document, outcome)
     if rate <= 0:
-        raise InputError(f"{comparison}: no discordant prompts for {outcome}, so no rate to size with")
+        raise InputError(
+            f"{comparison}: no discordant prompts for {outcome} (observed discordant rate 0 of {items} "
+            "paired prompts), so no rate to size with; give --discordant with a planning value"
+        )
     return rate
 
 

@@ -7,7 +7,7 @@ null as ``-``; the text table — for a terminal — shows the *display* columns
 every column is in the other formats) with four significant digits; CSV writes floats with twelve
 significant digits (the float noise of a difference, ``-0.1882812499999993``, is below any
 statistical meaning) and a null as an empty field; ``latex`` writes a booktabs ``tabular`` of the
-display columns (needs ``\usepackage{booktabs}``), text escaped, four significant digits, ``--``
+display columns (needs the booktabs package), text escaped, four significant digits, ``--``
 for null.
 """
 
@@ -52,10 +52,11 @@ def _latex_text(text: str) -> str:
 
 
 def _latex(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
-    numeric = [
-        all(isinstance(r.get(c), int | float) and not isinstance(r.get(c), bool) for r in rows if r.get(c) is not None)
-        for c in columns
-    ]
+    def is_number(value: Any) -> bool:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+
+    present = [[r.get(c) for r in rows if r.get(c) is not None] for c in columns]
+    numeric = [bool(values) and all(is_number(v) for v in values) for values in present]
     spec = "".join("r" if n else "l" for n in numeric)
 
     def cell(value: Any) -> str:

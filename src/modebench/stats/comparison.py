@@ -453,7 +453,11 @@ def observed_discordant(document: Any, metric: str = "pass_at_draws") -> tuple[f
     rows = [r for r in document.get("rows", []) if isinstance(r, dict) and r.get("metric") == metric]
     if not rows:
         raise InputError(f"the comparison has no {metric} rows")
-    row = next((r for r in rows if r.get("level") is None), rows[0]) if len(rows) > 1 else rows[0]
+    # the all-cells row of the first comparison (level and domain null), else the only row
+    first = rows[0].get("run_b")
+    rows = [r for r in rows if r.get("run_b") == first]
+    overall = [r for r in rows if r.get("level") is None and r.get("domain") is None]
+    row = overall[0] if overall else rows[0]
     try:
         items = int(row["prompts"])
         rate = (int(row["a_only"]) + int(row["b_only"])) / items

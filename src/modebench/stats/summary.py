@@ -25,7 +25,7 @@ from modebench.validation import InputError
 
 __all__ = ["SCHEMA", "STATS_COLUMNS", "Metric", "curves", "curves_from_profiles", "metrics_for", "k_points"]
 
-SCHEMA = "modebench-stats-v1"
+SCHEMA = "modebench-stats-v2"
 STATS_COLUMNS = (
     "level",
     "domain",
