@@ -169,8 +169,9 @@ def compare_runs(
             raise InputError(f"{labels[first]} vs {labels[index]}: {exc}") from None
         for row in found:
             pcmd_row = row["metric"] in _PCMD_ROWS
-            rows.append({"run_a": labels[first], "run_b": labels[index], **row,
-                         "reportable": (row["prompts"] >= threshold) if pcmd_row else None})  # fmt: skip
+            full = {"run_a": labels[first], "run_b": labels[index], **row, "p_holm": None,
+                    "reportable": (row["prompts"] >= threshold) if pcmd_row else None}  # fmt: skip
+            rows.append({name: full[name] for name in COLUMNS})
         comparisons.append(
             {"a": labels[first], "b": labels[index], "coverage": coverage(groups, counts),
              "unmatched_parts": unmatched, "notes": budget_notes(groups)}  # fmt: skip
