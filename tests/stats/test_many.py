@@ -128,13 +128,13 @@ def _hand_holm(values: list[float]) -> list[float]:
 @pytest.fixture(scope="module")
 def suites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("suites")
-    countdown = _rows("countdown", 1, 8, 300) + _rows("countdown", 2, 8, 400)
-    graph = _rows("graph_coloring", 1, 8, 500)
+    countdown = _rows("countdown", 1, 16, 300) + _rows("countdown", 2, 16, 400)
+    graph = _rows("graph_coloring", 1, 16, 500)
     found = {}
-    for name, seed, focus in (("A", 1, 0.0), ("A2", 2, 0.0), ("B", 3, 0.9)):
+    for name, seed, focus in (("A", 1, 0.0), ("A2", 2, 0.0), ("B", 3, 0.95)):
         folder = root / name
-        evaluate_records(folder, "countdown", _sample(countdown, 6, seed, focus))
-        evaluate_records(folder, "graph", _sample(graph, 6, seed + 10, focus))
+        evaluate_records(folder, "countdown", _sample(countdown, 8, seed, focus))
+        evaluate_records(folder, "graph", _sample(graph, 8, seed + 10, focus))
         for extra in folder.glob("*.jsonl"):
             extra.unlink()
         found[name] = folder
@@ -148,13 +148,13 @@ def test_suites_compare_part_by_part_with_domain_and_all_cell_rows(
     groups = {(r["level"], r["domain"]) for r in table.rows}
     assert groups == {(1, "countdown"), (2, "countdown"), (1, "graph_coloring"), (None, "countdown"), (None, None)}
     coverage = table.meta["coverage"]
-    assert coverage["paired"] == 24 and coverage["only_a"] == coverage["only_b"] == 0
+    assert coverage["paired"] == 48 and coverage["only_a"] == coverage["only_b"] == 0
     assert [p["part"] for p in table.meta["runs"][0]["receipts"]] == ["countdown", "graph"]
     # The all-cells row pools the prompts of every cell: its accuracy is the prompt mean.
     accuracy = _all_cells(table, "accuracy")
     per_cell = [r for r in table.rows if r["metric"] == "accuracy" and r["level"] is not None]
-    assert accuracy["a"] == pytest.approx(sum(r["a"] * r["prompts"] for r in per_cell) / 24)
-    assert accuracy["prompts"] == 24
+    assert accuracy["a"] == pytest.approx(sum(r["a"] * r["prompts"] for r in per_cell) / 48)
+    assert accuracy["prompts"] == 48
     # stats of a directory: the same cells plus domain and all-cell rows; filters select cells.
     own = api.curves(suites["A"], levels=[2])
     assert {(r["level"], r["domain"]) for r in own.rows} == {(2, "countdown")}

@@ -62,6 +62,10 @@ _BINARY: dict[str, PerProfile] = {
     "first_draw_pass": _binary(lambda p: p.first),
     "pass_at_draws": _binary(lambda p: p.c > 0),
 }
+# The differences that get a test (and join the Holm family): one per question — correctness
+# (accuracy; McNemar on the binary outcomes), diversity (PCMD), mode retention (against its
+# baseline). Curves over k and mode counts are estimates with intervals, not tests.
+_TESTED = frozenset({"accuracy", "pcmd"})
 _ONE = Fraction(1)
 # Joint retention statistics at the common draws k: (name, per prompt (numerator, denominator)).
 _RETENTION: tuple[tuple[str, Callable[[Expected], tuple[Fraction, Fraction]]], ...] = (
@@ -230,7 +234,7 @@ def _group_rows(
         if name in _BINARY:
             _mcnemar(row, freqs, col_a, col_b)
             row["p_value"] = row["mcnemar_p"]
-        else:
+        elif name in _TESTED:
             row["p_value"] = _wald_p(row["estimate"], row["standard_error"])
         rows.append(row)
         columns.append(diff)
