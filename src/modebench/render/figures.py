@@ -56,6 +56,8 @@ _STYLE = {
     "axes.spines.right": False,
     "axes.grid": True,
     "grid.alpha": 0.3,
+    # Every text of a figure is the user's (model ids, labels) or ours, never TeX: a "$" is a dollar.
+    "text.parse_math": False,
 }
 _HEADER = re.compile(r"\A.*?(?=<svg)", re.S)
 _METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)  # RDF boilerplate: bytes, no information
@@ -149,7 +151,7 @@ def _svg(figure: Any, alt: str) -> str:
     text = _compact(text)
     # matplotlib numbers its groups per figure (figure_1, axes_1, …): make every id page-unique.
     prefix = f"f{_counter[0]}-"
-    text = _REFERENCE.sub(lambda m: m.group(1) + prefix, text)
+    text = _geometry_only(text, lambda markup: _REFERENCE.sub(lambda m: m.group(1) + prefix, markup))
     ident = f"fig{_counter[0]}-title"
     opening = text.index(">") + 1
     return (
@@ -160,14 +162,40 @@ def _svg(figure: Any, alt: str) -> str:
     )
 
 
+# The content of a <text> element (or <title>): what the figure says, which no rewrite may touch.
+_TEXT_CONTENT = re.compile(r"(<(?:text|title)\b[^>]*>)(.*?)(</(?:text|title)>)", re.S)
+
+
+def _geometry_only(text: str, rewrite: Any) -> str:
+    """``rewrite`` applied to everything but the contents of text elements (kept byte for byte)."""
+    parts = []
+    kept: list[str] = []
+    last = 0
+    for match in _TEXT_CONTENT.finditer(text):
+        parts.append(text[last : match.start(2)])
+        kept.append(match.group(2))
+        last = match.end(2)
+    parts.append(text[last:])
+    marker = "\x00"  # never in SVG text (XML forbids it), so it cannot collide with content
+    joined = rewrite(marker.join(parts)).split(marker)
+    return "".join(piece + (kept[i] if i < len(kept) else "") for i, piece in enumerate(joined))
+
+
 def _compact(text: str) -> str:
-    """The same drawing in fewer bytes (see the patterns above); referenced ids are kept."""
-    used = set(_USED.findall(text))
-    text = _IDS.sub(lambda m: m.group(0) if m.group(1) in used else "", text)
-    text = _FONTS.sub("font-family: 'DejaVu Sans', sans-serif", text)
-    text = _NO_ROTATION.sub("", text)
-    text = _DIGITS.sub(r"\1", text)
-    return _NEWLINES.sub(" ", _BETWEEN.sub("><", text)).replace("<g></g>", "")
+    """The same drawing in fewer bytes (see the patterns above); referenced ids are kept.
+
+    Only geometry and attributes are rewritten: text contents (tick labels such as ``−0.005``,
+    model ids such as ``gpt-4.0125-preview``, a label reading ``url(#abc)``) stay as written."""
+
+    def rewrite(markup: str) -> str:
+        used = set(_USED.findall(markup))
+        markup = _IDS.sub(lambda m: m.group(0) if m.group(1) in used else "", markup)
+        markup = _FONTS.sub("font-family: 'DejaVu Sans', sans-serif", markup)
+        markup = _NO_ROTATION.sub("", markup)
+        markup = _DIGITS.sub(r"\1", markup)
+        return _NEWLINES.sub(" ", _BETWEEN.sub("><", markup)).replace("<g></g>", "")
+
+    return _geometry_only(text, rewrite)
 
 
 def _styled(draw: Any) -> Any:

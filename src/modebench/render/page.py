@@ -8,10 +8,18 @@ mistake elsewhere cannot make the file reach the network when it is opened.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["esc", "figure", "number", "page", "table"]
+__all__ = ["esc", "figure", "number", "page", "short", "table", "visible"]
+
+# Characters a reader cannot see or that reorder what follows (C0/C1 controls except tab, line
+# feed and carriage return; zero-width and bidirectional controls such as U+202E; BOM): shown as
+# their code, so an id cannot pass for another one.
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+#: Characters of one receipt-supplied text (id, key, path, note) shown on a page.
+TEXT_LIMIT = 300
 
 _CSS = """
 :root { color-scheme: light; --ink: #1a1a1a; --muted: #555; --rule: #d0d0d0; --bad: #a33b00; }
@@ -40,8 +48,19 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f3f3f3; paddi
 """
 
 
+def visible(text: str) -> str:
+    """``text`` with invisible and reordering characters written as their code (``<U+202E>``)."""
+    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+
+
+def short(value: Any, limit: int = TEXT_LIMIT) -> str:
+    """A text shortened visibly: its first ``limit`` characters and how many were left out."""
+    text = value if isinstance(value, str) else str(value)
+    return text if len(text) <= limit else f"{text[:limit]}… [{len(text) - limit:,} more characters]"
+
+
 def esc(value: Any) -> str:
-    return html.escape(value if isinstance(value, str) else str(value), quote=True)
+    return html.escape(visible(value if isinstance(value, str) else str(value)), quote=True)
 
 
 def number(value: Any) -> str:
