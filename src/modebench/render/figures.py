@@ -103,6 +103,46 @@ class Grid:
     probability: bool  # the y axis spans 0 to 1; otherwise 0 to the largest value shown
 
 
+def _text_width(text: str, size: float) -> float:
+    """Width in inches of one line of ``text`` at ``size`` points in the figures' font (measured
+    by matplotlib, plus a margin for the browser's own text layout)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    width, _, _ = TextToPath().get_text_width_height_descent(
+        text, FontProperties(family="DejaVu Sans", size=size), ismath=False
+    )
+    return float(width) / 72 * 1.08
+
+
+def _wrap(text: str, inches: float, size: float) -> str:
+    """``text`` broken into lines no wider than ``inches`` (words kept whole where they fit)."""
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for word in paragraph.split(" "):
+            candidate = f"{line} {word}" if line else word
+            if _text_width(candidate, size) <= inches:
+                line = candidate
+                continue
+            if line:
+                lines.append(line)
+            line = ""
+            while _text_width(word, size) > inches and len(word) > 1:  # a word wider than a line
+                cut = len(word)
+                while cut > 1 and _text_width(word[:cut], size) > inches:
+                    cut -= 1
+                lines.append(word[:cut])
+                word = word[cut:]
+            line = word
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _lines(text: str) -> int:
+    return text.count("\n") + 1
+
+
 def _figure_class() -> Any:
     try:
         from matplotlib.figure import Figure
@@ -111,18 +151,29 @@ def _figure_class() -> Any:
     return Figure
 
 
-def _bars_figure(labels: Sequence[str], rows: int, top: float) -> tuple[Any, Any]:
+_BARS_WIDTH = 6.8
+_LABELS_WIDTH = 3.0  # inches at most for the row labels left of the bars (wrapped beyond)
+
+
+def _bars_figure(labels: Sequence[str], rows: int, top: float, title: str = "") -> tuple[Any, Any, list[str], str]:
     """One horizontal-bar axes with fixed margins: the left one fits the longest row label.
 
-    ``top`` inches hold the title (and a legend); about 0.075 inch per character at 9 pt.
+    ``top`` inches hold the title (one line) and a legend; labels wider than the label column and
+    titles wider than the figure are wrapped, and the figure grows to hold the extra lines.
+    Returns (figure, axes, wrapped labels, wrapped title).
     """
-    width, height = 6.8, top + 0.55 + 0.3 * max(rows, 1)
-    left = min(0.3 + 0.068 * max((len(label) for label in labels), default=4), 3.4)
+    width = _BARS_WIDTH
+    wrapped = [_wrap(label, _LABELS_WIDTH, 9) for label in labels]
+    heading = _wrap(title, width - 0.3, 10) if title else ""
+    top += 0.19 * (_lines(heading) - 1)
+    per_row = 0.3 * max((_lines(w) for w in wrapped), default=1)
+    height = top + 0.55 + per_row * max(rows, 1)
+    left = 0.25 + max((_text_width(line, 9) for w in wrapped for line in w.split("\n")), default=0.3)
     figure = _figure_class()(figsize=(width, height))
     figure.subplots_adjust(
-        left=left / width, right=1 - 0.2 / width, top=1 - top / height, bottom=0.5 / height
+        left=left / width, right=1 - 0.25 / width, top=1 - top / height, bottom=0.5 / height
     )
-    return figure, figure.subplots(1, 1, squeeze=False)[0][0]
+    return figure, figure.subplots(1, 1, squeeze=False)[0][0], wrapped, heading
 
 
 def _row_labels(ax: Any, labels: Sequence[str]) -> None:
@@ -251,10 +302,22 @@ def grids_svg(titles: Sequence[str], grids: Sequence[Grid]) -> list[str]:
         rows = math.ceil(count / columns)
         (pw, ph), (gx, gy), m = _PANEL, _GAP, _MARGIN
         every = [one for grid in grids for panel in grid.panels for one in panel]
-        legend = len({one.label for one in every}) > 1
-        top = m["top"] if legend else m["top"] - 0.3  # room for a legend of the runs only when needed
+        names = list(dict.fromkeys(one.label for one in every))
         area = (columns * pw + (columns - 1) * gx, rows * ph + (rows - 1) * gy)
-        width, height = m["left"] + area[0] + m["right"], top + area[1] + m["bottom"]
+        width = m["left"] + area[0] + m["right"]
+        # Titles and the legend of the runs are wrapped to the figure's width; the top margin
+        # grows with their lines (one geometry for every grid of the figure).
+        headings = [_wrap(grid.title, width - 0.3, 10.5) for grid in grids]
+        title_lines = max((_lines(h) for h in headings), default=1)
+        legend_rows, legend_labels, legend_columns = 0, names, 1
+        if len(names) > 1:
+            legend_labels = [_wrap(name, width - 0.9, 8) for name in names]
+            entry = max(_text_width(line, 8) for name in legend_labels for line in name.split("\n")) + 0.6
+            legend_columns = max(1, min(len(names), int((width - 0.3) // entry)))
+            per_row = max(_lines(name) for name in legend_labels)
+            legend_rows = math.ceil(len(names) / legend_columns) * per_row
+        top = 0.2 + 0.2 * title_lines + 0.17 * legend_rows + (0.1 if legend_rows else 0) + 0.3
+        height = top + area[1] + m["bottom"]
         figure = _figure_class()(figsize=(width, height))
         ax = figure.add_axes((m["left"] / width, m["bottom"] / height, area[0] / width, area[1] / height))
         ax.set_axis_off()
@@ -282,6 +345,7 @@ def grids_svg(titles: Sequence[str], grids: Sequence[Grid]) -> list[str]:
         figure.supxlabel("k (draws per prompt, log scale)", y=0.12 / height, va="bottom", fontsize=9)
         ylabel = figure.supylabel("", x=0.12 / width, ha="left", fontsize=9)
         heading = figure.suptitle("", y=1 - 0.12 / height, va="top", fontsize=10.5)
+        legend_top = 1 - (0.12 + 0.2 * title_lines + 0.08) / height
         drawn = []
         data: list[Any] = []
         for grid in grids:
@@ -333,11 +397,13 @@ def grids_svg(titles: Sequence[str], grids: Sequence[Grid]) -> list[str]:
                                   linewidth=1.2, color=shade, label=label)  # fmt: skip
                 data.append(line)
                 handles.append(line)
-            ylabel.set_text(grid.ylabel)
-            heading.set_text(grid.title)
+            ylabel.set_text(_wrap(grid.ylabel, area[1], 9))
+            heading.set_text(headings[grids.index(grid)])
             if len(handles) > 1:
-                figure.legend(handles, [h.get_label() for h in handles], loc="upper center", ncols=len(handles),
-                              frameon=False, fontsize=8, bbox_to_anchor=(0.5, 1 - 0.4 / height))  # fmt: skip
+                wrapped = dict(zip(names, legend_labels))
+                figure.legend(handles, [wrapped.get(h.get_label(), h.get_label()) for h in handles],
+                              loc="upper center", ncols=legend_columns, frameon=False, fontsize=8,
+                              bbox_to_anchor=(0.5, legend_top))  # fmt: skip
             drawn.append(_svg(figure, grid.alt))
         return drawn
 
@@ -349,8 +415,7 @@ def status_svg(rows: Sequence[tuple[str, Mapping[str, int]]], title: str, alt: s
     """Horizontal stacked bars: the share of attempts per status, one bar per cell."""
 
     def draw() -> str:
-        labels = [label for label, _ in rows]
-        figure, ax = _bars_figure(labels, len(rows), 0.75)
+        figure, ax, labels, heading = _bars_figure([label for label, _ in rows], len(rows), 0.75, title)
         left = [0.0] * len(rows)
         for status, colour in STATUS_COLOURS.items():
             shares = []
@@ -362,7 +427,7 @@ def status_svg(rows: Sequence[tuple[str, Mapping[str, int]]], title: str, alt: s
         ax.set_xlim(0, 100)
         _row_labels(ax, labels)
         ax.set_xlabel("share of graded attempts (%)")
-        figure.suptitle(title, y=0.98, va="top")
+        figure.suptitle(heading, y=1 - 0.08 / figure.get_figheight(), va="top")
         ax.legend(ncols=4, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8)
         return _svg(figure, alt)
 
@@ -370,12 +435,17 @@ def status_svg(rows: Sequence[tuple[str, Mapping[str, int]]], title: str, alt: s
 
 
 def differences_svg(
-    rows: Sequence[tuple[str, float, float | None, float | None]], xlabel: str, title: str, alt: str
+    rows: Sequence[tuple[str, float, float | None, float | None]],
+    xlabel: str,
+    title: str,
+    alt: str,
+    reference: tuple[float, str] | None = None,
 ) -> str:
-    """A forest plot: one paired difference B − A per row with its interval; zero marked."""
+    """A forest plot: one paired difference B − A per row with its interval; zero marked (and
+    ``reference``, a labelled dashed line, when given)."""
 
     def draw() -> str:
-        figure, ax = _bars_figure([label for label, *_ in rows], len(rows), 0.4)
+        figure, ax, labels, heading = _bars_figure([label for label, *_ in rows], len(rows), 0.45, title)
         # One artist for all intervals and one for all estimates (an artist per row costs tens of ms).
         spans = [
             (y, low, high) for y, (_, _, low, high) in enumerate(rows) if low is not None and high is not None
@@ -385,9 +455,12 @@ def differences_svg(
         ax.plot([row[1] for row in rows], range(len(rows)), linestyle="none", marker="D", color=PALETTE[5],
                 markersize=4)  # fmt: skip
         ax.axvline(0.0, color="#000000", linewidth=0.8)
-        _row_labels(ax, [label for label, *_ in rows])
-        ax.set_xlabel(xlabel)
-        ax.set_title(title, y=1.0)
+        if reference is not None:  # a second reference line, e.g. the within-run baseline
+            ax.axvline(reference[0], color=PALETTE[2], linewidth=1.0, linestyle="--")
+        described = xlabel if reference is None else f"{xlabel}; dashed: {reference[1]}"
+        _row_labels(ax, labels)
+        ax.set_xlabel(_wrap(described, _BARS_WIDTH - 0.5, 9))
+        figure.suptitle(heading, y=1 - 0.08 / figure.get_figheight(), va="top")
         return _svg(figure, alt)
 
     return str(_styled(draw))
@@ -397,8 +470,7 @@ def retention_svg(rows: Sequence[tuple[str, float, float, float]], title: str, a
     """Stacked bars per cell: mean modes per prompt B keeps, loses and gains relative to A."""
 
     def draw() -> str:
-        labels = [label for label, *_ in rows]
-        figure, ax = _bars_figure(labels, len(rows), 0.75)
+        figure, ax, labels, heading = _bars_figure([label for label, *_ in rows], len(rows), 0.75, title)
         left = [0.0] * len(rows)
         parts = (("kept", 1, PALETTE[2]), ("lost", 2, PALETTE[5]), ("gained", 3, PALETTE[0]))
         for name, column, colour in parts:
@@ -407,7 +479,7 @@ def retention_svg(rows: Sequence[tuple[str, float, float, float]], title: str, a
             left = [a + b for a, b in zip(left, values)]
         _row_labels(ax, labels)
         ax.set_xlabel("modes per prompt (mean count of canonical keys)")
-        figure.suptitle(title, y=0.98, va="top")
+        figure.suptitle(heading, y=1 - 0.08 / figure.get_figheight(), va="top")
         ax.legend(ncols=3, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8)
         return _svg(figure, alt)
 
