@@ -385,7 +385,13 @@ def curves(
     from modebench.stats import curves as _curves
 
     return _curves(
-        receipt, k, Bootstrap(seed, resamples, level), label=label, cells=cells, domains=domains, levels=levels
+        receipt,
+        k,
+        Bootstrap(seed, resamples, level),
+        label=label,
+        cells=cells,
+        domains=domains,
+        levels=levels,
     )
 
 

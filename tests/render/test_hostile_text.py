@@ -33,7 +33,9 @@ def test_model_ids_with_dollars_are_literal_text() -> None:
     texts = _texts(svg)
     assert "ckpt$step_1_final$" in texts and "model $x^2$" in texts
     assert "difference $B - A$" in texts and "runs $a$ and $b$" in texts
-    steps = figures.steps_svg([("p", "y $u$", [figures.StepSeries("run $1$", 0, [0, 1], [0.1, 0.2])], 0.0)], "t", "a")
+    steps = figures.steps_svg(
+        [("p", "y $u$", [figures.StepSeries("run $1$", 0, [0, 1], [0.1, 0.2])], 0.0)], "t", "a"
+    )
     assert "y $u$" in _texts(steps)
 
 

@@ -34,7 +34,11 @@ MEASURE = """[...document.querySelectorAll('figure[data-figure] svg')].map((svg,
   return {index, kind: svg.closest('figure').dataset.figure,
           box: {x0: vb.x, y0: vb.y, x1: vb.x + vb.width, y1: vb.y + vb.height}, texts};
 })"""
-LABELS = ("baseline checkpoint " + "a" * 40, "independent re-sample " + "b" * 38, "collapsed policy " + "c" * 43)
+LABELS = (
+    "baseline checkpoint " + "a" * 40,
+    "independent re-sample " + "b" * 38,
+    "collapsed policy " + "c" * 43,
+)
 
 
 def _problems(figures: list[dict[str, Any]]) -> list[str]:
@@ -43,8 +47,15 @@ def _problems(figures: list[dict[str, Any]]) -> list[str]:
         box = figure["box"]
         texts = figure["texts"]
         for t in texts:
-            if t["x0"] < box["x0"] - 0.5 or t["y0"] < box["y0"] - 0.5 or t["x1"] > box["x1"] + 0.5 or t["y1"] > box["y1"] + 0.5:
-                found.append(f"{figure['kind']} #{figure['index']}: {t['text']!r} outside the viewBox {t} {box}")
+            if (
+                t["x0"] < box["x0"] - 0.5
+                or t["y0"] < box["y0"] - 0.5
+                or t["x1"] > box["x1"] + 0.5
+                or t["y1"] > box["y1"] + 0.5
+            ):
+                found.append(
+                    f"{figure['kind']} #{figure['index']}: {t['text']!r} outside the viewBox {t} {box}"
+                )
         for i, a in enumerate(texts):
             for b in texts[i + 1 :]:
                 width = min(a["x1"], b["x1"]) - max(a["x0"], b["x0"])
@@ -77,10 +88,24 @@ def labelled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     pages = {}
     for name, runs in (("one", ["a"]), ("two", ["a", "b"]), ("three", ["a", "a2", "b"])):
         output = root / f"{name}.html"
-        assert main(["report", *(str(found[r]) for r in runs), "--html", str(output), "--resamples", "50"]) == 0
+        assert (
+            main(["report", *(str(found[r]) for r in runs), "--html", str(output), "--resamples", "50"]) == 0
+        )
         pages[name] = output
     output = root / "trajectory.html"
-    assert main(["trajectory", f"0={found['a']}", f"100={found['b']}", f"200={found['a2']}", "--html", str(output)]) == 0
+    assert (
+        main(
+            [
+                "trajectory",
+                f"0={found['a']}",
+                f"100={found['b']}",
+                f"200={found['a2']}",
+                "--html",
+                str(output),
+            ]
+        )
+        == 0
+    )
     pages["trajectory"] = output
     return pages
 

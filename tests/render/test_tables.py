@@ -53,7 +53,10 @@ def test_latex_is_a_booktabs_tabular_with_escaped_text() -> None:
         r"\end{tabular}",
     ]
     # the display columns choose what a paper table shows
-    assert render_table(COLUMNS, rows, "latex", display=("name", "value")).splitlines()[0] == r"\begin{tabular}{lr}"
+    assert (
+        render_table(COLUMNS, rows, "latex", display=("name", "value")).splitlines()[0]
+        == r"\begin{tabular}{lr}"
+    )
 
 
 def test_json_is_the_document_or_the_rows() -> None:

@@ -71,8 +71,12 @@ def budget(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     }
 
 
-def test_unequal_draws_are_refused_with_the_reason(budget: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(InputError, match=r"different draws per prompt \(8 and 4\).*no exact equivalent at k = 4"):
+def test_unequal_draws_are_refused_with_the_reason(
+    budget: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(
+        InputError, match=r"different draws per prompt \(8 and 4\).*no exact equivalent at k = 4"
+    ):
         api.compare(budget["eight"], budget["four"])
     with pytest.raises(SystemExit) as refused:
         main(["compare", str(budget["eight"]), str(budget["four"])])
@@ -146,7 +150,13 @@ def test_suites_compare_part_by_part_with_domain_and_all_cell_rows(
 ) -> None:
     table = api.compare(suites["A"], suites["B"], resamples=100)
     groups = {(r["level"], r["domain"]) for r in table.rows}
-    assert groups == {(1, "countdown"), (2, "countdown"), (1, "graph_coloring"), (None, "countdown"), (None, None)}
+    assert groups == {
+        (1, "countdown"),
+        (2, "countdown"),
+        (1, "graph_coloring"),
+        (None, "countdown"),
+        (None, None),
+    }
     coverage = table.meta["coverage"]
     assert coverage["paired"] == 48 and coverage["only_a"] == coverage["only_b"] == 0
     assert [p["part"] for p in table.meta["runs"][0]["receipts"]] == ["countdown", "graph"]
@@ -161,8 +171,14 @@ def test_suites_compare_part_by_part_with_domain_and_all_cell_rows(
     assert main(["compare", str(suites["A"]), str(suites["B"]), "--domains", "countdown", "--format", "json",
                  "--resamples", "20"]) == 0  # fmt: skip
     document = json.loads(capsys.readouterr().out)
-    assert {(r["level"], r["domain"]) for r in document["rows"]} == {(1, "countdown"), (2, "countdown"), (None, None)}
-    assert all(r["reportable"] is not None for r in document["rows"] if r["metric"] in ("pcmd", "effective_modes"))
+    assert {(r["level"], r["domain"]) for r in document["rows"]} == {
+        (1, "countdown"),
+        (2, "countdown"),
+        (None, None),
+    }
+    assert all(
+        r["reportable"] is not None for r in document["rows"] if r["metric"] in ("pcmd", "effective_modes")
+    )
 
 
 def test_three_runs_against_a_named_baseline_with_holm(
@@ -174,7 +190,10 @@ def test_three_runs_against_a_named_baseline_with_holm(
                  "--format", "json", "--resamples", "50"]) == 0  # fmt: skip
     document = json.loads(capsys.readouterr().out)
     assert document["baseline"] == "first"
-    assert {(r["run_a"], r["run_b"]) for r in document["rows"]} == {("first", "resample"), ("first", "collapsed")}
+    assert {(r["run_a"], r["run_b"]) for r in document["rows"]} == {
+        ("first", "resample"),
+        ("first", "collapsed"),
+    }
     tested = [r for r in document["rows"] if r["p_value"] is not None]
     assert document["multiple_comparisons"] == {"method": "holm-bonferroni", "tests": len(tested)}
     expected = _hand_holm([r["p_value"] for r in tested])

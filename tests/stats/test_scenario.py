@@ -132,12 +132,19 @@ def test_baseline_separates_resampling_from_collapse(runs: dict[str, Path]) -> N
         assert row["b"] == pytest.approx(float(totals[1] / totals[2]), abs=1e-12)
         assert row["estimate"] == pytest.approx(float((totals[1] - totals[0]) / totals[2]), abs=1e-12)
         # At the full common draws, mode retention is the plain set statistic.
-        kept = sum(len({m for m in mine if m} & {m for m in draws[other][key] if m}) for key, mine in draws["A"].items())
+        kept = sum(
+            len({m for m in mine if m} & {m for m in draws[other][key] if m})
+            for key, mine in draws["A"].items()
+        )
         found = sum(len({m for m in mine if m}) for mine in draws["A"].values())
         full = _overall(table, label, "mode_retention")
         assert full["k"] == DRAWS
         assert full["estimate"] == pytest.approx(kept / found, abs=1e-12)
     # The stats of one run carry its own baseline, equal to the one compare reports for A.
     own = api.curves(runs["A"], resamples=50)
-    row = next(r for r in own.rows if r["metric"] == "retention_baseline" and r["level"] is None and r["domain"] is None)
+    row = next(
+        r
+        for r in own.rows
+        if r["metric"] == "retention_baseline" and r["level"] is None and r["domain"] is None
+    )
     assert row["estimate"] == pytest.approx(baseline["estimate"], abs=1e-15)

@@ -14,7 +14,9 @@ from tests.stats.conftest import evaluate_records, walkthrough_records
 def test_a_step_without_common_prompts_is_refused(receipts: dict[str, Path], tmp_path: Path) -> None:
     renamed = [{**r, "id": f"other/{r['id']}"} for r in walkthrough_records()]
     other = evaluate_records(tmp_path, "renamed", renamed)
-    with pytest.raises(InputError, match=r"step 1 \(.*renamed.json\) has no prompt in common with the first step"):
+    with pytest.raises(
+        InputError, match=r"step 1 \(.*renamed.json\) has no prompt in common with the first step"
+    ):
         trajectory_table([(0, receipts["walkthrough"]), (1, other)])
 
 

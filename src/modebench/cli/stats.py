@@ -63,7 +63,10 @@ def _label(text: str) -> tuple[str, str]:
 
 
 def _print_table(table: Any, fmt: str) -> None:
-    print(render_table(table.columns, table.rows, fmt, document=table.to_dict(), display=table.display), flush=True)
+    print(
+        render_table(table.columns, table.rows, fmt, document=table.to_dict(), display=table.display),
+        flush=True,
+    )
     notes = list(table.meta.get("notes", []))
     for comparison in table.meta.get("comparisons", []):
         notes.extend(f"{comparison['a']} vs {comparison['b']}: {note}" for note in comparison["notes"])
@@ -113,12 +116,14 @@ def _common(command: argparse.ArgumentParser) -> None:
     command.add_argument("--k", type=_points, help="comma-separated k points (default 1,2,4,… and the draws)")
     command.add_argument("--format", choices=FORMATS, default="text", help="output format")
     command.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    command.add_argument(
-        "--resamples", type=_resamples, default=1000, help="bootstrap resamples, at least 2"
-    )
+    command.add_argument("--resamples", type=_resamples, default=1000, help="bootstrap resamples, at least 2")
     command.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals")
     command.add_argument(
-        "--label", action="append", type=_label, metavar="NAME=PATH", help="name the run given as PATH (repeatable)"
+        "--label",
+        action="append",
+        type=_label,
+        metavar="NAME=PATH",
+        help="name the run given as PATH (repeatable)",
     )
     command.add_argument("--cells", type=_cells, metavar="L:DOMAIN,…", help="only these cells")
     command.add_argument("--domains", type=_names, metavar="D,…", help="only these domains")

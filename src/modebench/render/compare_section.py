@@ -23,7 +23,11 @@ __all__ = ["compare_section", "overlay_section"]
 _DIFFERENCES = ("accuracy", "pass_at_draws", "first_draw_pass", "pass_at_k", "distinct_at_k", "pcmd")
 # Forest plots: every compared metric, grouped by unit (a plot's x axis has one unit).
 _FORESTS = (
-    ("probability", ("accuracy", "first_draw_pass", "pass_at_draws", "pass_at_k"), "difference B − A (probability)"),
+    (
+        "probability",
+        ("accuracy", "first_draw_pass", "pass_at_draws", "pass_at_k"),
+        "difference B − A (probability)",
+    ),
     ("modes", ("distinct_at_k",), "difference B − A (E[distinct@k] over all draws)"),
     ("diversity", ("pcmd",), "difference B − A (PCMD)"),
 )

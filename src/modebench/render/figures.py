@@ -488,7 +488,11 @@ def retention_svg(rows: Sequence[tuple[str, float, float, float]], title: str, a
 
     def draw() -> str:
         figure, ax, labels, heading, xlabel = _bars_figure(
-            [label for label, *_ in rows], len(rows), 0.75, title, "modes per prompt (mean count of canonical keys)"
+            [label for label, *_ in rows],
+            len(rows),
+            0.75,
+            title,
+            "modes per prompt (mean count of canonical keys)",
         )
         left = [0.0] * len(rows)
         parts = (("kept", 1, PALETTE[2]), ("lost", 2, PALETTE[5]), ("gained", 3, PALETTE[0]))
@@ -505,9 +509,7 @@ def retention_svg(rows: Sequence[tuple[str, float, float, float]], title: str, a
     return str(_styled(draw))
 
 
-def steps_svg(
-    panels: Sequence[tuple[str, str, Sequence[StepSeries], float]], title: str, alt: str
-) -> str:
+def steps_svg(panels: Sequence[tuple[str, str, Sequence[StepSeries], float]], title: str, alt: str) -> str:
     """Small multiples over training steps, three per row: (panel title, y-axis label, series,
     natural floor of the y axis). Each series is a line with its bootstrap band (when it has one);
     series differ in colour, line style and marker; every legend sits below its panel.
@@ -530,7 +532,9 @@ def steps_svg(
         for r in range(rows):
             chunk = layout[r * columns : (r + 1) * columns]
             above = 0.12 + 0.17 * max(_lines(t) for t, _, _ in chunk)
-            below = 0.5 + 0.14 * max((sum(_lines(x) for x in labels) for _, labels, _ in chunk), default=0) + 0.15
+            below = (
+                0.5 + 0.14 * max((sum(_lines(x) for x in labels) for _, labels, _ in chunk), default=0) + 0.15
+            )
             row_heights.append((above, below))
         top = 0.2 + 0.2 * _lines(heading)
         height = top + sum(a + ph + b for a, b in row_heights) + 0.1
@@ -569,7 +573,10 @@ def steps_svg(
                     ax.set_xlim(every[0] - pad, every[-1] + pad)
                 highest = max(values, default=floor + 1.0)
                 share = floor == 0.0 and highest <= 1.0 and name != "modes per prompt"
-                ax.set_ylim(floor - 0.02 * max(highest - floor, 0.05), 1.03 if share else floor + 1.08 * max(highest - floor, 0.05))
+                ax.set_ylim(
+                    floor - 0.02 * max(highest - floor, 0.05),
+                    1.03 if share else floor + 1.08 * max(highest - floor, 0.05),
+                )
                 ax.set_title(wrapped, fontsize=9)
                 ax.set_xlabel("training step", fontsize=8)
                 ax.set_ylabel(ylabel, fontsize=8)

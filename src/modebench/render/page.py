@@ -29,7 +29,7 @@ main { max-width: 1100px; margin: 0 auto; padding: 1.2rem 1.5rem 3rem; backgroun
 h1 { font-size: 1.6rem; margin: 0.2rem 0 0.8rem; } h2 { font-size: 1.3rem; margin-top: 2rem;
   border-bottom: 2px solid var(--rule); padding-bottom: 0.2rem; } h3 { font-size: 1.08rem; margin-top: 1.4rem; }
 h4 { font-size: 0.98rem; margin: 0.9rem 0 0.3rem; }
-table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; display: block; max-width: 100%; overflow-x: auto; }
 th, td { border-bottom: 1px solid var(--rule); padding: 0.25rem 0.6rem; text-align: left; vertical-align: top; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .ci { color: var(--muted); font-size: 0.82rem; white-space: nowrap; }

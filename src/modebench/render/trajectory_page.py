@@ -93,7 +93,9 @@ def _cell_section(level: int, domain: str, rows: Mapping[Key, Any], steps: Seque
         )  # fmt: skip
 
     first = shown[0] if shown else None
-    baseline = rows.get((first, "retention_baseline", _k("half", draws.get(first)))) if first is not None else None
+    baseline = (
+        rows.get((first, "retention_baseline", _k("half", draws.get(first)))) if first is not None else None
+    )
     flat = [baseline["estimate"] if baseline else None] * len(shown)
     panels = [
         ("accuracy (= pass@1) and pass@n", "probability",

@@ -26,7 +26,14 @@ from modebench.stats.mcnemar import mcnemar
 from modebench.stats.paired import Digest, paired_groups
 from modebench.stats.profiles import Profile, PromptSummary, completed_receipt, entry_summary
 from modebench.stats.ratio import Column, column, difference, estimate, standard_error
-from modebench.stats.retention import Expected, Retention, expected_retention, prompt_record, retention, split_half
+from modebench.stats.retention import (
+    Expected,
+    Retention,
+    expected_retention,
+    prompt_record,
+    retention,
+    split_half,
+)
 from modebench.stats.summary import k_points, metrics_for
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
@@ -317,8 +324,9 @@ def compare_pairs(
     if ks is not None and any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
         raise ValueError("k points must be positive integers")
     if unequal_draws(groups) and not allow_unequal_draws:
-        fewest = [min(q[side].n for pairs in groups.values() for q in pairs) for side in (0, 1)]
-        most = [max(q[side].n for pairs in groups.values() for q in pairs) for side in (0, 1)]
+        every = [q for pairs in groups.values() for q in pairs]
+        fewest = [min(q[0].n for q in every), min(q[1].n for q in every)]
+        most = [max(q[0].n for q in every), max(q[1].n for q in every)]
         shown = (most[0], most[1]) if most[0] != most[1] else (fewest[0], fewest[1])
         raise InputError(unequal_refusal(shown))
     rows: list[dict[str, Any]] = []

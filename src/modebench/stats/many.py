@@ -16,7 +16,6 @@ sequentially rejective multiple test procedure*). The family is what was printed
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -173,16 +172,26 @@ def compare_runs(
                     "reportable": (row["prompts"] >= threshold) if pcmd_row else None}  # fmt: skip
             rows.append({name: full[name] for name in COLUMNS})
         comparisons.append(
-            {"a": labels[first], "b": labels[index], "coverage": coverage(groups, counts),
-             "unmatched_parts": unmatched, "notes": budget_notes(groups)}  # fmt: skip
+            {
+                "a": labels[first],
+                "b": labels[index],
+                "coverage": coverage(groups, counts),
+                "unmatched_parts": unmatched,
+                "notes": budget_notes(groups),
+            }  # fmt: skip
         )
     tested = [i for i, row in enumerate(rows) if row["p_value"] is not None]
     for i, adjusted in zip(tested, holm([rows[i]["p_value"] for i in tested])):
         rows[i]["p_holm"] = adjusted
     meta: dict[str, Any] = {
         "runs": [
-            {"label": label, "path": run.path,
-             "receipts": [{"part": part, "receipt": path, "sha256": file_sha256(path)} for part, path in run.parts]}
+            {
+                "label": label,
+                "path": run.path,
+                "receipts": [
+                    {"part": part, "receipt": path, "sha256": file_sha256(path)} for part, path in run.parts
+                ],
+            }
             for label, run in zip(labels, runs)
         ],  # fmt: skip
         "baseline": labels[first],

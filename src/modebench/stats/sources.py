@@ -79,14 +79,15 @@ def _suite_parts(path: Path) -> list[tuple[str, str]]:
     configs = document.get("configs") if isinstance(document, dict) else None
     if not isinstance(configs, list):
         raise InputError(f"{path}: a suite summary without a list of configs")
-    parts = []
+    parts: list[tuple[str, str]] = []
     for number, entry in enumerate(configs):
         if not isinstance(entry, dict) or not isinstance(entry.get("receipt"), str):
             raise InputError(f"{path}: configs[{number}] names no receipt")
         if entry.get("status") != "completed":
             continue  # a failed configuration has no statistics; the suite report shows it
-        name = entry.get("config") if isinstance(entry.get("config"), str) else Path(entry["receipt"]).stem
-        parts.append((name, os.fspath(path.parent / entry["receipt"])))
+        config = entry.get("config")
+        name = config if isinstance(config, str) else Path(entry["receipt"]).stem
+        parts.append((name, os.fspath(path.parent / str(entry["receipt"]))))
     return parts
 
 

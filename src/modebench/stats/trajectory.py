@@ -20,8 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from modebench.identity import file_sha256
-from modebench.stats import chunks
-from modebench.stats import bootstrap
+from modebench.stats import bootstrap, chunks
 from modebench.stats.bootstrap import Bootstrap
 from modebench.stats.comparison import _group_rows
 from modebench.stats.many import reportable_threshold
@@ -101,7 +100,9 @@ class _Step:
         for (level, domain), pairs in sorted(self.pairs.items()):
             found = _group_rows(level, domain, pairs, [], settings)
             if not first:  # the first step's modes found: kept + lost (means per prompt)
-                kept, gone = (next(r for r in found if r["metric"] == m) for m in ("modes_retained", "modes_lost"))
+                kept, gone = (
+                    next(r for r in found if r["metric"] == m) for m in ("modes_retained", "modes_lost")
+                )
                 rows.append({"step": step, "level": level, "domain": domain, "draws": None,
                              "metric": "modes_first", "k": kept["k"], "estimate": kept["estimate"] + gone["estimate"],
                              "ci_low": None, "ci_high": None, "prompts": kept["prompts"], "p_value": None,
