@@ -44,6 +44,8 @@ class Run:
 
 def _read_json(path: Path) -> Any:
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # before open: opening a FIFO would wait for a writer
+            raise InputError(f"not a regular file: {path}")
         with open(path, "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 raise InputError(f"not a regular file: {path}")
@@ -118,6 +120,8 @@ def resolve_run(path: str | os.PathLike[str], label: str | None = None) -> Run:
         if not parts:
             raise InputError(f"{os.fspath(path)}: the suite has no completed configuration")
     elif given.exists():
+        if not given.is_file():  # a FIFO or a device: refused before anything opens it (a FIFO would block)
+            raise InputError(f"{os.fspath(path)}: not a regular file")
         parts = [(given.stem, os.fspath(given))]
     else:
         raise InputError(f"{os.fspath(path)}: no such file or directory")
