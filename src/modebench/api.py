@@ -490,8 +490,10 @@ def render_html(
     seed: int = 0,
     resamples: int = 1000,
     level: float = 0.95,
+    figures_dir: PathLike | None = None,
 ) -> dict[str, Any]:
-    """Write one self-contained HTML report of the receipts to ``output`` (never overwritten).
+    """Write one self-contained HTML report of the receipts to ``output`` (never overwritten);
+    with ``figures_dir``, also each figure as a standalone SVG file for a paper.
 
     One receipt: identity, cell table with intervals, curves over k, status breakdown, example
     prompts; several: also overlaid curves, paired differences and mode retention against the
@@ -508,7 +510,7 @@ def render_html(
                 f"{path} is a suite summary: the HTML report takes receipts (its <config>.json files)"
             )
 
-    return _render_html(list(receipts), output, Bootstrap(seed, resamples, level))
+    return _render_html(list(receipts), output, Bootstrap(seed, resamples, level), figures_dir)
 
 
 def report_table(receipts: Sequence[PathLike], fmt: str = "text") -> tuple[str, bool]:

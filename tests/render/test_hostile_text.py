@@ -69,3 +69,21 @@ def test_control_and_bidi_characters_are_shown() -> None:
     assert "\u202e" not in shown and "\x07" not in shown and "\u200b" not in shown
     assert shown == "abc&lt;U+202E&gt;txt.exe&lt;U+0007&gt;&lt;U+200B&gt;"
     assert esc("line\nnext\ttab") == "line\nnext\ttab"
+
+
+def test_each_figure_exports_as_a_standalone_svg(tmp_path, report_receipts) -> None:  # type: ignore[no-untyped-def]
+    import xml.etree.ElementTree as ElementTree
+
+    from modebench import api
+
+    out = tmp_path / "page.html"
+    summary = api.render_html([report_receipts["walkthrough"], report_receipts["collapsed"]], out,
+                              resamples=20, figures_dir=tmp_path / "figures")  # fmt: skip
+    written = summary["figures"]
+    assert len(written) == out.read_text(encoding="utf-8").count("<svg")
+    for path in written:
+        root = ElementTree.parse(path).getroot()  # well-formed XML on its own
+        assert root.tag == "{http://www.w3.org/2000/svg}svg" and root.get("viewBox")
+    with pytest.raises(Exception, match="never overwritten"):
+        api.render_html([report_receipts["walkthrough"], report_receipts["collapsed"]], tmp_path / "again.html",
+                        resamples=20, figures_dir=tmp_path / "figures")  # fmt: skip

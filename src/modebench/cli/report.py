@@ -19,8 +19,9 @@ def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         from modebench.api import render_html
 
         summary = render_html(
-            args.receipt, args.html, seed=args.seed, resamples=args.resamples, level=args.level
-        )
+            args.receipt, args.html, seed=args.seed, resamples=args.resamples, level=args.level,
+            figures_dir=args.figures,
+        )  # fmt: skip
         print_json(summary)
         return 0 if summary["completed"] else EXIT_FAILED
     from modebench.api import report_table
@@ -76,6 +77,9 @@ def add_commands(commands: Any) -> None:
     report_cmd.add_argument("--format", choices=FORMATS, default="text", help="table format")
     report_cmd.add_argument(
         "--html", metavar="OUT.html", help="write one self-contained HTML page (needs the 'plot' extra)"
+    )
+    report_cmd.add_argument(
+        "--figures", metavar="DIR", help="with --html: also write each figure as a standalone SVG into DIR"
     )
     report_cmd.add_argument("--seed", type=int, default=0, help="bootstrap seed for --html")
     report_cmd.add_argument("--resamples", type=_resamples, default=1000, help="bootstrap resamples")
