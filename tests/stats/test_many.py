@@ -16,7 +16,7 @@ from modebench.cli import main
 from modebench.domains import plugin
 from modebench.stats.many import holm
 from modebench.validation import InputError
-from tests.stats.conftest import evaluate_records
+from tests.stats.conftest import evaluate_records, journal_draws
 
 WRONG = "\\boxed{}"
 
@@ -46,14 +46,6 @@ def _sample(rows: list[dict[str, Any]], draws: int, seed: int, focus: float) -> 
                 responses.append(row["modes"][0] if rng.random() < focus else rng.choice(row["modes"]))
         records.append({k: row[k] for k in ("id", "level", "domain", "answer")} | {"responses": responses})
     return records
-
-
-def _draws(receipt: Path) -> dict[str, list[str | None]]:
-    found: dict[str, list[str | None]] = {}
-    for result in api.iter_results(receipt):
-        attempts = [a for group in result["draws"] for a in group["attempts"]]  # type: ignore[index]
-        found[result["id"]] = [a["canonical_key"] if a["verified"] else None for a in attempts]
-    return found
 
 
 def _all_cells(table: Any, metric: str, k: int | None = None) -> dict[str, Any]:
@@ -92,7 +84,7 @@ def test_unequal_draws_compared_at_the_common_k_exactly(
     ks = {r["k"] for r in table.rows if r["k"] is not None}
     assert max(ks) == 4  # nothing above the common k
     assert any("k <= 4" in note for note in table.meta["comparisons"][0]["notes"])
-    eight, four = _draws(budget["eight"]), _draws(budget["four"])
+    eight, four = journal_draws(budget["eight"]), journal_draws(budget["four"])
     # Brute force over every 4-subset of the 8-draw run (and the 4-draw run as it is).
     passes = distincts = kept = found = Fraction(0)
     for ident, draws in eight.items():

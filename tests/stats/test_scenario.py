@@ -20,7 +20,7 @@ import pytest
 
 from modebench import api
 from modebench.domains import plugin as get_plugin
-from tests.stats.conftest import evaluate_records
+from tests.stats.conftest import evaluate_records, journal_draws
 
 CONFIGS = ("level1_countdown", "level1_graph_coloring")
 DRAWS = 8
@@ -60,15 +60,6 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "A2": evaluate_records(root / "a2", "A2", _policy(tasks, 2, 0.0)),
         "B": evaluate_records(root / "b", "B", _policy(tasks, 3, 0.85)),
     }
-
-
-def _draws(receipt: Path) -> dict[str, list[str | None]]:
-    """Each prompt's draws as mode keys (None for an unverified draw), read from the journal."""
-    found: dict[str, list[str | None]] = {}
-    for result in api.iter_results(receipt):
-        attempts = [a for group in result["draws"] for a in group["attempts"]]  # type: ignore[index]
-        found[result["id"]] = [a["canonical_key"] if a["verified"] else None for a in attempts]
-    return found
 
 
 def _modes(draws: list[str | None], chosen: tuple[int, ...]) -> set[str]:
@@ -119,7 +110,7 @@ def test_baseline_separates_resampling_from_collapse(runs: dict[str, Path]) -> N
     assert collapsed["ci_high"] < 0
 
     # Exact values against an independent computation over the journals' draws.
-    draws = {name: _draws(path) for name, path in runs.items()}
+    draws = {name: journal_draws(path) for name, path in runs.items()}
     half = DRAWS // 2
     for other, label in (("A2", a2), ("B", b)):
         totals = [Fraction(0)] * 3
