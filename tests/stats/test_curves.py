@@ -212,3 +212,14 @@ def test_the_python_engine_keeps_its_draw_sequence() -> None:
             den = sum(w * d for w, d in zip(weights, column.dens))
             series.append(num / den if den else math.nan)
     assert _python_statistics(freqs, columns, settings) == expected
+
+
+def test_help_states_each_default_once(capsys: pytest.CaptureFixture[str]) -> None:
+    from modebench.cli import main
+
+    for command in ("stats", "compare", "report"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert "(default text) (default" not in text and text.count("(default: 1000)") == 1
+        assert "bootstrap seed" in text and "(default: 0)" in text  # a default of 0 is still said

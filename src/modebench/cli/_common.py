@@ -79,7 +79,9 @@ class HelpFormatter(argparse.HelpFormatter):
         if (
             "%(default)" in text
             or "(default" in text  # the text states its default itself: never say it twice
-            or default in (None, False, argparse.SUPPRESS)
+            or default is None
+            or default is False  # identity: a default of 0 is meaningful (0 == False)
+            or default == argparse.SUPPRESS
             or not action.option_strings
             or isinstance(action, argparse._HelpAction | argparse._VersionAction)
         ):
