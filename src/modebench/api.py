@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 import pathlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from modebench.api_types import (
@@ -44,6 +45,7 @@ __all__ = [
     "Task",
     "VerifierExecutionError",
     "compare",
+    "compare_runs",
     "curves",
     "evaluate_file",
     "evaluate_suite",
@@ -320,17 +322,32 @@ def curves(
     seed: int = 0,
     resamples: int = 1000,
     level: float = 0.95,
+    label: str | None = None,
+    cells: Sequence[tuple[int, str]] | None = None,
+    domains: Sequence[str] | None = None,
+    levels: Sequence[int] | None = None,
 ) -> StatsTable:
-    """Per cell: accuracy, unbiased pass@k and E[distinct@k] at each k, PCMD and effective modes,
-    each with a clustered standard error and a seeded bootstrap interval (``docs/statistics.md``).
+    """Per cell, per domain and over all cells: accuracy, unbiased pass@k, E[distinct@k] (all
+    draws) and E[distinct verified modes@k] at each k, PCMD (with ``reportable``), effective modes
+    and the within-run retention baseline, each with a clustered standard error and a seeded
+    bootstrap interval (``docs/statistics.md``).
 
-    ``k`` picks the points (default 1, 2, 4, … and the draws per prompt); ``.to_pandas()`` or
-    ``.to_records()`` turn the result into a table.
+    ``receipt``: a receipt, a ``suite.json`` or a directory of receipts. ``k`` picks the points
+    (default 1, 2, 4, … and the draws per prompt); ``cells``/``domains``/``levels`` select cells.
+    ``.to_pandas()`` or ``.to_records()`` turn the result into a table.
     """
     from modebench.stats import Bootstrap
     from modebench.stats import curves as _curves
 
-    return _curves(receipt, k, Bootstrap(seed, resamples, level))
+    return _curves(
+        receipt,
+        k,
+        Bootstrap(seed, resamples, level),
+        label=label,
+        cells=cells,
+        domains=domains,
+        levels=levels,
+    )
 
 
 def compare(
@@ -341,13 +358,49 @@ def compare(
     seed: int = 0,
     resamples: int = 1000,
     level: float = 0.95,
+    **options: Any,
 ) -> StatsTable:
-    """Paired comparison of receipt ``b`` against ``a`` (differences B − A) with McNemar tests
-    and mode retention, per cell and overall (``docs/statistics.md``)."""
-    from modebench.stats import Bootstrap
-    from modebench.stats import compare as _compare
+    """Paired comparison of run ``b`` against run ``a`` (differences B − A): :func:`compare_runs`
+    of the two (same options)."""
+    return compare_runs([a, b], k, seed=seed, resamples=resamples, level=level, **options)
 
-    return _compare(a, b, k, Bootstrap(seed, resamples, level))
+
+def compare_runs(
+    runs: Sequence[PathLike],
+    k: Sequence[int] | None = None,
+    *,
+    seed: int = 0,
+    resamples: int = 1000,
+    level: float = 0.95,
+    labels: Mapping[str, str] | None = None,
+    baseline: str | None = None,
+    allow_unequal_draws: bool = False,
+    cells: Sequence[tuple[int, str]] | None = None,
+    domains: Sequence[str] | None = None,
+    levels: Sequence[int] | None = None,
+) -> StatsTable:
+    """Paired comparison of every run against the baseline (the first, or the one labelled
+    ``baseline``; differences B − A): McNemar tests, mode retention beside its within-run baseline,
+    Holm-adjusted p-values, per cell, per domain and over all cells (``docs/statistics.md``).
+
+    Each run is a receipt, a ``suite.json`` or a directory of receipts; ``labels`` maps a path as
+    given to its label. Runs with different draw counts are refused unless ``allow_unequal_draws``.
+    """
+    from modebench.stats import Bootstrap
+    from modebench.stats.many import Filters
+    from modebench.stats.many import compare_runs as _compare_runs
+    from modebench.stats.sources import resolve_run
+
+    given = labels or {}
+    resolved = [resolve_run(path, given.get(os.fspath(path))) for path in runs]
+    return _compare_runs(
+        resolved,
+        k,
+        Bootstrap(seed, resamples, level),
+        baseline=baseline,
+        allow_unequal_draws=allow_unequal_draws,
+        filters=Filters(cells, domains, levels),
+    )
 
 
 def prompt_retention(a: PathLike, b: PathLike) -> Iterator[dict[str, Any]]:
@@ -365,9 +418,12 @@ def observed_discordant(comparison: PathLike, outcome: str = "pass_at_draws") ->
 
     with open(comparison, "rb") as handle:
         document = loads(handle.read())
-    rate, _ = _observed(document, outcome)
+    rate, items = _observed(document, outcome)
     if rate <= 0:
-        raise InputError(f"{comparison}: no discordant prompts for {outcome}, so no rate to size with")
+        raise InputError(
+            f"{comparison}: no discordant prompts for {outcome} (observed discordant rate 0 of {items} "
+            "paired prompts), so no rate to size with; give --discordant with a planning value"
+        )
     return rate
 
 
@@ -389,8 +445,10 @@ def render_html(
     seed: int = 0,
     resamples: int = 1000,
     level: float = 0.95,
+    figures_dir: PathLike | None = None,
 ) -> dict[str, Any]:
-    """Write one self-contained HTML report of the receipts to ``output`` (never overwritten).
+    """Write one self-contained HTML report of the receipts to ``output`` (never overwritten);
+    with ``figures_dir``, also each figure as a standalone SVG file for a paper.
 
     One receipt: identity, cell table with intervals, curves over k, status breakdown, example
     prompts; several: also overlaid curves, paired differences and mode retention against the
@@ -407,7 +465,7 @@ def render_html(
                 f"{path} is a suite summary: the HTML report takes receipts (its <config>.json files)"
             )
 
-    return _render_html(list(receipts), output, Bootstrap(seed, resamples, level))
+    return _render_html(list(receipts), output, Bootstrap(seed, resamples, level), figures_dir)
 
 
 def report_table(receipts: Sequence[PathLike], fmt: str = "text") -> tuple[str, bool]:

@@ -60,13 +60,18 @@ def test_shrinking_modes_give_the_constructed_retention(tmp_path: Path) -> None:
     table = trajectory([f"{s * 100}={receipts[s]}" for s in (3, 0, 4, 1, 2)])
     rows = table.to_records()
     assert sorted({r["step"] for r in rows}) == [0, 100, 200, 300, 400]
+    # The first step: its within-run baseline only (each of its 4 modes was drawn once, so two
+    # disjoint halves of 2 draws never share a mode), no retention of itself.
+    assert _value(rows, 0, "retention_baseline", 2) == 0.0
+    assert not [r for r in rows if r["step"] == 0 and r["metric"] in ("retention_share", "modes_kept")]
     for s in range(5):
         step = s * 100
-        assert _value(rows, step, "modes_first") == 4
-        assert _value(rows, step, "modes_kept") == 4 - s
-        assert _value(rows, step, "modes_lost") == s
-        assert _value(rows, step, "modes_gained") == 0
-        assert _value(rows, step, "retention_share") == (4 - s) / 4
+        if s:  # means per prompt (one prompt here) at the common 4 draws
+            assert _value(rows, step, "modes_first", 4) == 4
+            assert _value(rows, step, "modes_kept", 4) == 4 - s
+            assert _value(rows, step, "modes_lost", 4) == s
+            assert _value(rows, step, "modes_gained", 4) == 0
+            assert _value(rows, step, "retention_share", 4) == (4 - s) / 4
         assert table.meta["lost_modes"][str(step)] == ({"g1": sorted(keys[4 - s :])} if s else {})
         assert _value(rows, step, "accuracy") == (0.0 if s == 4 else 1.0)
         # Distinct modes among all 4 draws: exactly the modes produced.
@@ -77,10 +82,10 @@ def test_cli_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     receipts = [str(_receipt(tmp_path, step)) for step in range(2)]
     assert main(["trajectory", *receipts, "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert [r["estimate"] for r in rows if r["metric"] == "modes_lost"] == ["0", "1"]
+    assert [r["estimate"] for r in rows if r["metric"] == "modes_lost"] == ["1"]
     assert main(["trajectory", *receipts, "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["schema"] == "modebench-trajectory-v1" and document["lost_modes"]["0"] == {}
+    assert document["schema"] == "modebench-trajectory-v2" and document["lost_modes"]["0"] == {}
     assert main(["trajectory", *receipts, "--format", "markdown"]) == 0
     assert "| step |" in capsys.readouterr().out
 

@@ -30,6 +30,18 @@ def evaluate_records(directory: Path, name: str, records: list[dict[str, Any]]) 
     return output
 
 
+def journal_draws(receipt: Path) -> dict[str, list[str | None]]:
+    """Each prompt's draws as mode keys (None for an unverified draw), read through the public API:
+    the independent side of the exactness checks."""
+    from modebench import api
+
+    found: dict[str, list[str | None]] = {}
+    for result in api.iter_results(receipt):
+        attempts = [a for group in result["draws"] for a in group["attempts"]]  # type: ignore[index]
+        found[result["id"]] = [a["canonical_key"] if a["verified"] else None for a in attempts]
+    return found
+
+
 def walkthrough_records() -> list[dict[str, Any]]:
     return [dict(record) for record in bundle()["records"]]
 

@@ -48,12 +48,12 @@ def test_constructed_collapse_is_reported_exactly(receipts: dict[str, Path]) -> 
     # A finds two modes per prompt (of two verified draws); B repeats the first mode twice.
     table = api.compare(receipts["walkthrough"], receipts["collapsed"])
     rows = _overall(table)
-    assert rows[("mode_retention", None)]["estimate"] == 0.5
-    assert rows[("modes_retained", None)]["estimate"] == 1.0
-    assert rows[("modes_lost", None)]["estimate"] == 1.0
-    assert rows[("modes_gained", None)]["estimate"] == 0.0
-    assert rows[("modes_union", None)]["estimate"] == 2.0
-    assert rows[("lost_draw_share", None)]["estimate"] == 0.5
+    assert rows[("mode_retention", 4)]["estimate"] == 0.5
+    assert rows[("modes_retained", 4)]["estimate"] == 1.0
+    assert rows[("modes_lost", 4)]["estimate"] == 1.0
+    assert rows[("modes_gained", 4)]["estimate"] == 0.0
+    assert rows[("modes_union", 4)]["estimate"] == 2.0
+    assert rows[("lost_draw_share", 4)]["estimate"] == 0.5
     assert rows[("accuracy", None)]["estimate"] == 0.0  # same correctness ...
     distinct = rows[("distinct_at_k", 4)]
     assert (distinct["a"], distinct["b"], distinct["estimate"]) == (2.0, 1.0, -1.0)  # ... fewer modes
@@ -94,7 +94,7 @@ def test_cli_formats_and_power_from_compare(
     a, b = str(receipts["walkthrough"]), str(receipts["collapsed"])
     assert main(["compare", a, b, "--format", "json", "--resamples", "200", "--seed", "5"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["schema"] == "modebench-compare-v1"
+    assert document["schema"] == "modebench-compare-v2"
     assert document["bootstrap"] == {
         "method": "percentile, prompt pairs resampled with replacement",
         "engine": "numpy-pcg64",
@@ -105,8 +105,8 @@ def test_cli_formats_and_power_from_compare(
     assert document["rows"] == api.compare(a, b, seed=5, resamples=200).to_records()
     assert main(["compare", a, b, "--format", "csv", "--k", "2"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("level,domain,draws_a,draws_b,metric,k,a,b,estimate")
-    assert any(line.startswith(",,4,4,mode_retention,,,,0.5,") for line in lines)
+    assert lines[0].startswith("run_a,run_b,level,domain,draws_a,draws_b,metric,k,a,b,estimate")
+    assert any(",,,4,4,mode_retention,4,,,0.5," in line for line in lines)
     assert main(["compare", a, b, "--per-prompt"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 5
     # Power sizes the next experiment from an observed discordant rate.

@@ -35,7 +35,8 @@ def test_at_k_equal_draws_the_curve_is_the_receipt(receipts: dict[str, Path], na
     receipt = receipts[name]
     table = api.curves(receipt)
     cells = read_report(receipt)["cells"]
-    assert len({(r["level"], r["domain"], r["draws"]) for r in table.rows}) == len(cells)
+    per_cell = [r for r in table.rows if r["level"] is not None]
+    assert len({(r["level"], r["domain"], r["draws"]) for r in per_cell}) == len(cells)
     for cell in cells:
         rows = _rows(table, cell["level"], cell["domain"], cell["k"])
         # Bit-identical: the same exact sums and the same single rounding as the receipt.
@@ -113,11 +114,13 @@ def test_bootstrap_is_reproducible_from_the_seed(monkeypatch: pytest.MonkeyPatch
 def test_records_pandas_and_json(receipts: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     table = api.curves(receipts["walkthrough"], [1, 2])
     document = json.loads(json.dumps(table.to_dict()))
-    assert document["schema"] == "modebench-stats-v1"
+    assert document["schema"] == "modebench-stats-v2"
     assert document["rows"] == table.to_records()
     assert {(r["metric"], r["k"]) for r in document["rows"]} >= {("pass_at_k", 1), ("distinct_at_k", 2)}
     frame = table.to_pandas()
     assert list(frame.columns) == list(table.columns) and len(frame) == len(table.rows)
+    # k is an integer column with nulls (accuracy has no k), never float with NaN
+    assert str(frame["k"].dtype) == "Int64" and frame["k"].dropna().tolist()[:2] == [1, 2]
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(ImportError, match="pip install pandas"):
         table.to_pandas()
@@ -144,11 +147,16 @@ def test_stats_command(receipts: dict[str, Path], capsys: pytest.CaptureFixture[
     from modebench.cli import main
 
     receipt = str(receipts["walkthrough"])
-    assert main(["stats", receipt, "--k", "1,2,99", "--format", "json", "--seed", "4"]) == 0
+    # A k above the saved draws is refused, not dropped silently.
+    with pytest.raises(SystemExit) as refused:
+        main(["stats", receipt, "--k", "1,2,99"])
+    assert refused.value.code == 2
+    assert "k = 99 exceeds the 4 saved draws per prompt" in capsys.readouterr().err
+    assert main(["stats", receipt, "--k", "1,2", "--format", "json", "--seed", "4"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["schema"] == "modebench-stats-v1"
+    assert document["schema"] == "modebench-stats-v2"
     assert document["source"]["receipt"] == receipt
-    assert {r["k"] for r in document["rows"]} == {None, 1, 2}  # points above the draws are left out
+    assert {r["k"] for r in document["rows"]} == {None, 1, 2}
     assert all(isinstance(r["estimate"], float) for r in document["rows"] if r["estimate"] is not None)
     assert main(["stats", receipt, "--format", "markdown"]) == 0
     assert capsys.readouterr().out.startswith("| level | domain | draws | metric | k | estimate |")
@@ -160,12 +168,13 @@ def test_stats_command(receipts: dict[str, Path], capsys: pytest.CaptureFixture[
         "accuracy",
         "-",
         "0.5",
-        "-",
         "0.5",
         "0.5",
         "1",
+        "-",
     ]
-    for bad in (["--k", "0"], ["--k", "x"], ["--format", "html"], ["--level", "1"], ["--seed", "-1"]):
+    for bad in (["--k", "0"], ["--k", "x"], ["--format", "html"], ["--level", "1"], ["--seed", "-1"],
+                ["--resamples", "1"]):  # fmt: skip
         with pytest.raises(SystemExit) as exit_info:
             main(["stats", receipt, *bad])
         assert exit_info.value.code == 2
@@ -204,3 +213,14 @@ def test_the_python_engine_keeps_its_draw_sequence() -> None:
             den = sum(w * d for w, d in zip(weights, column.dens))
             series.append(num / den if den else math.nan)
     assert _python_statistics(freqs, columns, settings) == expected
+
+
+def test_help_states_each_default_once(capsys: pytest.CaptureFixture[str]) -> None:
+    from modebench.cli import main
+
+    for command in ("stats", "compare", "report"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert "(default text) (default" not in text and text.count("(default: 1000)") == 1
+        assert "bootstrap seed" in text and "(default: 0)" in text  # a default of 0 is still said

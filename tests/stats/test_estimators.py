@@ -83,3 +83,21 @@ def test_known_values_and_stability() -> None:
 def test_invalid_arguments(call: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()  # type: ignore[operator]
+
+
+def test_the_two_distinct_quantities_of_the_worked_example() -> None:
+    """docs/statistics.md: n = 4 draws, verified modes x, x, y and one incorrect draw."""
+    from fractions import Fraction
+
+    from modebench.stats.profiles import Profile
+    from modebench.stats.summary import metrics_for
+
+    profile = Profile(4, 3, (2, 1), True)
+    values = {(name, k): f(profile) for name, k, f in metrics_for([1, 2])}
+    assert values[("distinct_at_k", 2)] == (Fraction(4, 3), 1)
+    assert values[("distinct_verified_at_k", 2)] == (Fraction(5, 3), 1)  # = 1 + PCMD
+    assert values[("distinct_at_k", 1)] == (Fraction(3, 4), 1)  # = accuracy
+    assert values[("distinct_verified_at_k", 1)] == (Fraction(1), 1)
+    assert float(values[("pcmd", None)][0]) == pytest.approx(2 / 3)
+    # fewer verified draws than k: left out of the verified-only mean
+    assert metrics_for([4])[3][2](profile) == (Fraction(0), 0)

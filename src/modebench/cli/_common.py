@@ -78,7 +78,10 @@ class HelpFormatter(argparse.HelpFormatter):
         default = action.default
         if (
             "%(default)" in text
-            or default in (None, False, argparse.SUPPRESS)
+            or "(default" in text  # the text states its default itself: never say it twice
+            or default is None
+            or default is False  # identity: a default of 0 is meaningful (0 == False)
+            or default == argparse.SUPPRESS
             or not action.option_strings
             or isinstance(action, argparse._HelpAction | argparse._VersionAction)
         ):

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from modebench.cli._common import EXIT_FAILED, print_json
+from modebench.cli.stats import _resamples
 from modebench.render.tables import FORMATS
 
 __all__ = ["add_commands"]
@@ -18,8 +19,9 @@ def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         from modebench.api import render_html
 
         summary = render_html(
-            args.receipt, args.html, seed=args.seed, resamples=args.resamples, level=args.level
-        )
+            args.receipt, args.html, seed=args.seed, resamples=args.resamples, level=args.level,
+            figures_dir=args.figures,
+        )  # fmt: skip
         print_json(summary)
         return 0 if summary["completed"] else EXIT_FAILED
     from modebench.api import report_table
@@ -72,11 +74,14 @@ def add_commands(commands: Any) -> None:
         "report", help="print the text summary of receipts, their cell table, or write the HTML report"
     )
     report_cmd.add_argument("receipt", nargs="+", help="receipt JSON written by evaluate (one or more)")
-    report_cmd.add_argument("--format", choices=FORMATS, default="text", help="table format (default text)")
+    report_cmd.add_argument("--format", choices=FORMATS, default="text", help="table format")
     report_cmd.add_argument(
         "--html", metavar="OUT.html", help="write one self-contained HTML page (needs the 'plot' extra)"
     )
-    report_cmd.add_argument("--seed", type=int, default=0, help="bootstrap seed for --html (default 0)")
-    report_cmd.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    report_cmd.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
+    report_cmd.add_argument(
+        "--figures", metavar="DIR", help="with --html: also write each figure as a standalone SVG into DIR"
+    )
+    report_cmd.add_argument("--seed", type=int, default=0, help="bootstrap seed for --html")
+    report_cmd.add_argument("--resamples", type=_resamples, default=1000, help="bootstrap resamples")
+    report_cmd.add_argument("--level", type=float, default=0.95, help="interval level")
     report_cmd.set_defaults(handler=_report)

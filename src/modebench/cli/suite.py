@@ -32,14 +32,22 @@ def _power(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         from modebench.api import observed_discordant
 
         args.discordant = observed_discordant(args.from_compare, args.outcome)
-    result = plan(
-        discordant=args.discordant,
-        delta=args.delta,
-        items=args.items,
-        alpha=args.alpha,
-        power=args.power,
-        draws=args.draws,
-    )
+    try:
+        result = plan(
+            discordant=args.discordant,
+            delta=args.delta,
+            items=args.items,
+            alpha=args.alpha,
+            power=args.power,
+            draws=args.draws,
+        )
+    except ValueError as exc:
+        if args.from_compare is None:
+            raise
+        # the rate came from a file: say what it was, or the message cannot be acted on
+        raise ValueError(
+            f"{exc} (observed discordant rate {args.discordant:.4g} of {args.outcome} in {args.from_compare})"
+        ) from None
     print(json.dumps(result, indent=2) if args.json else render(result))
     return 0
 

@@ -21,6 +21,16 @@ from modebench.stats.table import StatsTable
 __all__ = ["compare_section", "overlay_section"]
 
 _DIFFERENCES = ("accuracy", "pass_at_draws", "first_draw_pass", "pass_at_k", "distinct_at_k", "pcmd")
+# Forest plots: every compared metric, grouped by unit (a plot's x axis has one unit).
+_FORESTS = (
+    (
+        "probability",
+        ("accuracy", "first_draw_pass", "pass_at_draws", "pass_at_k"),
+        "difference B − A (probability)",
+    ),
+    ("modes", ("distinct_at_k",), "difference B − A (E[distinct@k] over all draws)"),
+    ("diversity", ("pcmd",), "difference B − A (PCMD)"),
+)
 
 
 def overlay_section(runs: Sequence[tuple[int, RunDigest, RowIndex]]) -> str:
@@ -59,10 +69,7 @@ def compare_section(a: tuple[int, RunDigest], b: tuple[int, RunDigest], result: 
              esc(_ci(r)), esc(number(r["mcnemar_mid_p"])), esc(number(r["prompts"]))] for r in shown]  # fmt: skip
     parts.append(table(["cell", "metric", "A", "B", "B − A", "interval", "McNemar mid-p", "prompts"], body,
                        numeric=(2, 3, 4, 6, 7), caption="Paired differences"))  # fmt: skip
-    for unit, metrics, xlabel in (
-        ("probability", ("accuracy", "pass_at_k"), "difference B − A (probability)"),
-        ("modes", ("distinct_at_k",), "difference B − A (verified modes)"),
-    ):
+    for unit, metrics, xlabel in _FORESTS:
         forest = [(f"{cell_label(r['level'], r['domain'])} {_metric(r)}", r["estimate"], r["ci_low"], r["ci_high"])
                   for r in shown if r["metric"] in metrics and r["estimate"] is not None]  # fmt: skip
         if forest:
@@ -73,6 +80,36 @@ def compare_section(a: tuple[int, RunDigest], b: tuple[int, RunDigest], result: 
             svg = figures.differences_svg(forest, xlabel, title, alt)
             parts.append(figure(svg, alt, "differences"))
     parts.append(_retention(rows, name_a, name_b))
+    parts.append(_baseline(rows, name_a, name_b))
+    return "".join(parts)
+
+
+def _baseline(rows: list[dict[str, Any]], name_a: str, name_b: str) -> str:
+    """Retention of A's modes by B beside A's own split-half baseline, per cell: the table and a
+    forest plot of the difference (below zero: B keeps fewer of A's modes than A keeps of itself)."""
+    found = [r for r in rows if r["metric"] == "retention_vs_baseline" and r["estimate"] is not None]
+    if not found:
+        return '<p class="note">No retention baseline: the runs have fewer than two draws per prompt.</p>'
+    body = [[esc(cell_label(r["level"], r["domain"])), esc(number(r["k"])), esc(number(r["a"])), esc(number(r["b"])),
+             f'<span data-metric="retention_vs_baseline" data-level="{esc(r["level"])}" data-domain="{esc(r["domain"])}" '
+             f'data-value="{esc(json.dumps(r["estimate"]))}">{esc(number(r["estimate"]))}</span>',
+             esc(_ci(r)), esc(number(r["p_value"]))] for r in found]  # fmt: skip
+    parts = ["<h3>Mode retention against the within-run baseline</h3>",
+             f'<p class="note">Sampling alone loses modes: the baseline is the share of {esc(name_a)}\'s modes in one '
+             "half of its draws that the other half also finds (all split halves, exactly), at h draws; beside it the "
+             f"share {esc(name_b)} finds at the same h draws. A difference below zero means {esc(name_b)} keeps fewer "
+             f"of {esc(name_a)}\'s modes than {esc(name_a)} keeps of itself (one-sided p).</p>",
+             table(["cell", "h (draws)", "baseline (A vs A)", "B keeps of A", "B − baseline", "interval", "p (B < baseline)"],
+                   body, numeric=(1, 2, 3, 4, 6))]  # fmt: skip
+    forest = [(cell_label(r["level"], r["domain"]), r["estimate"], r["ci_low"], r["ci_high"]) for r in found]
+    alt = f"Retention of {name_a}'s modes by {name_b} minus the within-run baseline, per cell: " + "; ".join(
+        f"{label} {number(e)} [{number(lo)}, {number(hi)}]" for label, e, lo, hi in forest
+    )
+    svg = figures.differences_svg(
+        forest, "retention by B − within-run baseline of A (share of A's modes)",
+        "Mode retention against the within-run baseline", alt, reference=(0.0, "no loss beyond sampling"),
+    )  # fmt: skip
+    parts.append(figure(svg, alt, "differences"))
     return "".join(parts)
 
 

@@ -30,6 +30,10 @@ EXAMPLES = 2
 DIAGNOSTICS = 20
 #: Characters of graded text shown per example (the page stays small whatever the model wrote).
 TEXT_LIMIT = 600
+#: Modes listed per example prompt (the most frequent); the rest are counted ("n more").
+MODES_SHOWN = 20
+#: Characters of a canonical key or prompt id kept per example.
+KEY_LIMIT = 300
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,9 @@ class ExamplePrompt:
     id: str
     draws: int
     verified: int
-    modes: tuple[ModeExample, ...]  # most frequent first
+    modes: tuple[ModeExample, ...]  # the MODES_SHOWN most frequent, most frequent first
+    more: int = 0  # verified modes not listed
+    more_draws: int = 0  # their verified draws
 
 
 @dataclass(frozen=True)
@@ -83,26 +89,30 @@ class RunDigest:
     payload: dict[str, Any]
     cells: dict[CellKey, CellDigest]
     diagnostics: list[Diagnostic]
+    label: str | None = None  # the name given on the command line (--label), if any
 
     @property
     def completed(self) -> bool:
         return bool(self.payload["evaluation"]["status"] == "completed")
 
 
-def _shorten(text: Any) -> str:
+def _shorten(text: Any, limit: int = TEXT_LIMIT) -> str:
     value = text if isinstance(text, str) else repr(text)
-    return value if len(value) <= TEXT_LIMIT else value[:TEXT_LIMIT] + " …"
+    return value if len(value) <= limit else f"{value[:limit]}… [{len(value) - limit:,} more characters]"
 
 
 def _example(ident: str, attempts: list[Mapping[str, Any]], modes: Mapping[str, int]) -> ExamplePrompt:
+    ordered = sorted(modes.items(), key=lambda item: (-item[1], item[0]))
+    listed, rest = ordered[:MODES_SHOWN], ordered[MODES_SHOWN:]
+    wanted = {key for key, _ in listed}
     texts: dict[str, str] = {}
     for attempt in attempts:
         key = attempt.get("canonical_key")
-        if attempt.get("verified") is True and isinstance(key, str) and key not in texts:
+        if attempt.get("verified") is True and key in wanted and key not in texts:
             texts[key] = _shorten(attempt.get("graded_text"))
-    ordered = sorted(modes.items(), key=lambda item: (-item[1], item[0]))
-    found = tuple(ModeExample(key, count, texts.get(key, "")) for key, count in ordered)
-    return ExamplePrompt(ident, len(attempts), sum(modes.values()), found)
+    found = tuple(ModeExample(_shorten(key, KEY_LIMIT), count, texts.get(key, "")) for key, count in listed)
+    return ExamplePrompt(_shorten(ident, KEY_LIMIT), len(attempts), sum(modes.values()), found,
+                         len(rest), sum(count for _, count in rest))  # fmt: skip
 
 
 def _offer(heap: list[tuple[int, int, ExamplePrompt]], order: int, tie: int, build: Any) -> None:

@@ -56,6 +56,8 @@ _STYLE = {
     "axes.spines.right": False,
     "axes.grid": True,
     "grid.alpha": 0.3,
+    # Every text of a figure is the user's (model ids, labels) or ours, never TeX: a "$" is a dollar.
+    "text.parse_math": False,
 }
 _HEADER = re.compile(r"\A.*?(?=<svg)", re.S)
 _METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)  # RDF boilerplate: bytes, no information
@@ -88,6 +90,14 @@ class StepSeries:
     colour: int  # index into PALETTE
     steps: Sequence[int]
     values: Sequence[float | None]
+    low: Sequence[float | None] = ()  # bootstrap interval per step (empty: no band)
+    high: Sequence[float | None] = ()
+
+    def lows(self) -> Sequence[float | None]:
+        return self.low or [None] * len(self.steps)
+
+    def highs(self) -> Sequence[float | None]:
+        return self.high or [None] * len(self.steps)
 
 
 @dataclass(frozen=True)
@@ -101,6 +111,46 @@ class Grid:
     probability: bool  # the y axis spans 0 to 1; otherwise 0 to the largest value shown
 
 
+def _text_width(text: str, size: float) -> float:
+    """Width in inches of one line of ``text`` at ``size`` points in the figures' font (measured
+    by matplotlib, plus a margin for the browser's own text layout)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    width, _, _ = TextToPath().get_text_width_height_descent(
+        text, FontProperties(family="DejaVu Sans", size=size), ismath=False
+    )
+    return float(width) / 72 * 1.08
+
+
+def _wrap(text: str, inches: float, size: float) -> str:
+    """``text`` broken into lines no wider than ``inches`` (words kept whole where they fit)."""
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for word in paragraph.split(" "):
+            candidate = f"{line} {word}" if line else word
+            if _text_width(candidate, size) <= inches:
+                line = candidate
+                continue
+            if line:
+                lines.append(line)
+            line = ""
+            while _text_width(word, size) > inches and len(word) > 1:  # a word wider than a line
+                cut = len(word)
+                while cut > 1 and _text_width(word[:cut], size) > inches:
+                    cut -= 1
+                lines.append(word[:cut])
+                word = word[cut:]
+            line = word
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _lines(text: str) -> int:
+    return text.count("\n") + 1
+
+
 def _figure_class() -> Any:
     try:
         from matplotlib.figure import Figure
@@ -109,18 +159,33 @@ def _figure_class() -> Any:
     return Figure
 
 
-def _bars_figure(labels: Sequence[str], rows: int, top: float) -> tuple[Any, Any]:
+_BARS_WIDTH = 6.8
+_LABELS_WIDTH = 3.0  # inches at most for the row labels left of the bars (wrapped beyond)
+
+
+def _bars_figure(
+    labels: Sequence[str], rows: int, top: float, title: str = "", xlabel: str = ""
+) -> tuple[Any, Any, list[str], str, str]:
     """One horizontal-bar axes with fixed margins: the left one fits the longest row label.
 
-    ``top`` inches hold the title (and a legend); about 0.075 inch per character at 9 pt.
+    ``top`` inches hold the title (one line) and a legend; labels wider than the label column and
+    titles wider than the figure are wrapped, and the figure grows to hold the extra lines.
+    Returns (figure, axes, wrapped labels, wrapped title, x label wrapped to the axes' width).
     """
-    width, height = 6.8, top + 0.55 + 0.3 * max(rows, 1)
-    left = min(0.3 + 0.068 * max((len(label) for label in labels), default=4), 3.4)
+    width = _BARS_WIDTH
+    wrapped = [_wrap(label, _LABELS_WIDTH, 9) for label in labels]
+    heading = _wrap(title, width - 0.3, 10) if title else ""
+    top += 0.19 * (_lines(heading) - 1)
+    per_row = 0.3 * max((_lines(w) for w in wrapped), default=1)
+    left = 0.25 + max((_text_width(line, 9) for w in wrapped for line in w.split("\n")), default=0.3)
+    xlabel = _wrap(xlabel, width - left - 0.35, 9) if xlabel else ""
+    bottom = 0.5 + 0.17 * (_lines(xlabel) - 1)
+    height = top + bottom + 0.05 + per_row * max(rows, 1)
     figure = _figure_class()(figsize=(width, height))
     figure.subplots_adjust(
-        left=left / width, right=1 - 0.2 / width, top=1 - top / height, bottom=0.5 / height
+        left=left / width, right=1 - 0.25 / width, top=1 - top / height, bottom=bottom / height
     )
-    return figure, figure.subplots(1, 1, squeeze=False)[0][0]
+    return figure, figure.subplots(1, 1, squeeze=False)[0][0], wrapped, heading, xlabel
 
 
 def _row_labels(ax: Any, labels: Sequence[str]) -> None:
@@ -149,7 +214,7 @@ def _svg(figure: Any, alt: str) -> str:
     text = _compact(text)
     # matplotlib numbers its groups per figure (figure_1, axes_1, …): make every id page-unique.
     prefix = f"f{_counter[0]}-"
-    text = _REFERENCE.sub(lambda m: m.group(1) + prefix, text)
+    text = _geometry_only(text, lambda markup: _REFERENCE.sub(lambda m: m.group(1) + prefix, markup))
     ident = f"fig{_counter[0]}-title"
     opening = text.index(">") + 1
     return (
@@ -160,14 +225,40 @@ def _svg(figure: Any, alt: str) -> str:
     )
 
 
+# The content of a <text> element (or <title>): what the figure says, which no rewrite may touch.
+_TEXT_CONTENT = re.compile(r"(<(?:text|title)\b[^>]*>)(.*?)(</(?:text|title)>)", re.S)
+
+
+def _geometry_only(text: str, rewrite: Any) -> str:
+    """``rewrite`` applied to everything but the contents of text elements (kept byte for byte)."""
+    parts = []
+    kept: list[str] = []
+    last = 0
+    for match in _TEXT_CONTENT.finditer(text):
+        parts.append(text[last : match.start(2)])
+        kept.append(match.group(2))
+        last = match.end(2)
+    parts.append(text[last:])
+    marker = "\x00"  # never in SVG text (XML forbids it), so it cannot collide with content
+    joined = rewrite(marker.join(parts)).split(marker)
+    return "".join(piece + (kept[i] if i < len(kept) else "") for i, piece in enumerate(joined))
+
+
 def _compact(text: str) -> str:
-    """The same drawing in fewer bytes (see the patterns above); referenced ids are kept."""
-    used = set(_USED.findall(text))
-    text = _IDS.sub(lambda m: m.group(0) if m.group(1) in used else "", text)
-    text = _FONTS.sub("font-family: 'DejaVu Sans', sans-serif", text)
-    text = _NO_ROTATION.sub("", text)
-    text = _DIGITS.sub(r"\1", text)
-    return _NEWLINES.sub(" ", _BETWEEN.sub("><", text)).replace("<g></g>", "")
+    """The same drawing in fewer bytes (see the patterns above); referenced ids are kept.
+
+    Only geometry and attributes are rewritten: text contents (tick labels such as ``−0.005``,
+    model ids such as ``gpt-4.0125-preview``, a label reading ``url(#abc)``) stay as written."""
+
+    def rewrite(markup: str) -> str:
+        used = set(_USED.findall(markup))
+        markup = _IDS.sub(lambda m: m.group(0) if m.group(1) in used else "", markup)
+        markup = _FONTS.sub("font-family: 'DejaVu Sans', sans-serif", markup)
+        markup = _NO_ROTATION.sub("", markup)
+        markup = _DIGITS.sub(r"\1", markup)
+        return _NEWLINES.sub(" ", _BETWEEN.sub("><", markup)).replace("<g></g>", "")
+
+    return _geometry_only(text, rewrite)
 
 
 def _styled(draw: Any) -> Any:
@@ -223,10 +314,22 @@ def grids_svg(titles: Sequence[str], grids: Sequence[Grid]) -> list[str]:
         rows = math.ceil(count / columns)
         (pw, ph), (gx, gy), m = _PANEL, _GAP, _MARGIN
         every = [one for grid in grids for panel in grid.panels for one in panel]
-        legend = len({one.label for one in every}) > 1
-        top = m["top"] if legend else m["top"] - 0.3  # room for a legend of the runs only when needed
+        names = list(dict.fromkeys(one.label for one in every))
         area = (columns * pw + (columns - 1) * gx, rows * ph + (rows - 1) * gy)
-        width, height = m["left"] + area[0] + m["right"], top + area[1] + m["bottom"]
+        width = m["left"] + area[0] + m["right"]
+        # Titles and the legend of the runs are wrapped to the figure's width; the top margin
+        # grows with their lines (one geometry for every grid of the figure).
+        headings = [_wrap(grid.title, width - 0.3, 10.5) for grid in grids]
+        title_lines = max((_lines(h) for h in headings), default=1)
+        legend_rows, legend_labels, legend_columns = 0, names, 1
+        if len(names) > 1:
+            legend_labels = [_wrap(name, width - 0.9, 8) for name in names]
+            entry = max(_text_width(line, 8) for name in legend_labels for line in name.split("\n")) + 0.6
+            legend_columns = max(1, min(len(names), int((width - 0.3) // entry)))
+            per_row = max(_lines(name) for name in legend_labels)
+            legend_rows = math.ceil(len(names) / legend_columns) * per_row
+        top = 0.2 + 0.2 * title_lines + 0.17 * legend_rows + (0.1 if legend_rows else 0) + 0.3
+        height = top + area[1] + m["bottom"]
         figure = _figure_class()(figsize=(width, height))
         ax = figure.add_axes((m["left"] / width, m["bottom"] / height, area[0] / width, area[1] / height))
         ax.set_axis_off()
@@ -254,6 +357,7 @@ def grids_svg(titles: Sequence[str], grids: Sequence[Grid]) -> list[str]:
         figure.supxlabel("k (draws per prompt, log scale)", y=0.12 / height, va="bottom", fontsize=9)
         ylabel = figure.supylabel("", x=0.12 / width, ha="left", fontsize=9)
         heading = figure.suptitle("", y=1 - 0.12 / height, va="top", fontsize=10.5)
+        legend_top = 1 - (0.12 + 0.2 * title_lines + 0.08) / height
         drawn = []
         data: list[Any] = []
         for grid in grids:
@@ -305,11 +409,13 @@ def grids_svg(titles: Sequence[str], grids: Sequence[Grid]) -> list[str]:
                                   linewidth=1.2, color=shade, label=label)  # fmt: skip
                 data.append(line)
                 handles.append(line)
-            ylabel.set_text(grid.ylabel)
-            heading.set_text(grid.title)
+            ylabel.set_text(_wrap(grid.ylabel, height - 0.3, 9))
+            heading.set_text(headings[grids.index(grid)])
             if len(handles) > 1:
-                figure.legend(handles, [h.get_label() for h in handles], loc="upper center", ncols=len(handles),
-                              frameon=False, fontsize=8, bbox_to_anchor=(0.5, 1 - 0.4 / height))  # fmt: skip
+                wrapped = dict(zip(names, legend_labels))
+                figure.legend(handles, [wrapped.get(h.get_label(), h.get_label()) for h in handles],
+                              loc="upper center", ncols=legend_columns, frameon=False, fontsize=8,
+                              bbox_to_anchor=(0.5, legend_top))  # fmt: skip
             drawn.append(_svg(figure, grid.alt))
         return drawn
 
@@ -321,8 +427,9 @@ def status_svg(rows: Sequence[tuple[str, Mapping[str, int]]], title: str, alt: s
     """Horizontal stacked bars: the share of attempts per status, one bar per cell."""
 
     def draw() -> str:
-        labels = [label for label, _ in rows]
-        figure, ax = _bars_figure(labels, len(rows), 0.75)
+        figure, ax, labels, heading, xlabel = _bars_figure(
+            [label for label, _ in rows], len(rows), 0.75, title, "share of graded attempts (%)"
+        )
         left = [0.0] * len(rows)
         for status, colour in STATUS_COLOURS.items():
             shares = []
@@ -333,8 +440,8 @@ def status_svg(rows: Sequence[tuple[str, Mapping[str, int]]], title: str, alt: s
             left = [a + b for a, b in zip(left, shares)]
         ax.set_xlim(0, 100)
         _row_labels(ax, labels)
-        ax.set_xlabel("share of graded attempts (%)")
-        figure.suptitle(title, y=0.98, va="top")
+        ax.set_xlabel(xlabel)
+        figure.suptitle(heading, y=1 - 0.08 / figure.get_figheight(), va="top")
         ax.legend(ncols=4, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8)
         return _svg(figure, alt)
 
@@ -342,12 +449,21 @@ def status_svg(rows: Sequence[tuple[str, Mapping[str, int]]], title: str, alt: s
 
 
 def differences_svg(
-    rows: Sequence[tuple[str, float, float | None, float | None]], xlabel: str, title: str, alt: str
+    rows: Sequence[tuple[str, float, float | None, float | None]],
+    xlabel: str,
+    title: str,
+    alt: str,
+    reference: tuple[float, str] | None = None,
 ) -> str:
-    """A forest plot: one paired difference B − A per row with its interval; zero marked."""
+    """A forest plot: one paired difference B − A per row with its interval; zero marked (and
+    ``reference``, a labelled dashed line, when given)."""
+
+    described = xlabel if reference is None else f"{xlabel}; dashed: {reference[1]}"
 
     def draw() -> str:
-        figure, ax = _bars_figure([label for label, *_ in rows], len(rows), 0.4)
+        figure, ax, labels, heading, wrapped = _bars_figure(
+            [label for label, *_ in rows], len(rows), 0.45, title, described
+        )
         # One artist for all intervals and one for all estimates (an artist per row costs tens of ms).
         spans = [
             (y, low, high) for y, (_, _, low, high) in enumerate(rows) if low is not None and high is not None
@@ -357,9 +473,11 @@ def differences_svg(
         ax.plot([row[1] for row in rows], range(len(rows)), linestyle="none", marker="D", color=PALETTE[5],
                 markersize=4)  # fmt: skip
         ax.axvline(0.0, color="#000000", linewidth=0.8)
-        _row_labels(ax, [label for label, *_ in rows])
-        ax.set_xlabel(xlabel)
-        ax.set_title(title, y=1.0)
+        if reference is not None:  # a second reference line, e.g. the within-run baseline
+            ax.axvline(reference[0], color=PALETTE[2], linewidth=1.0, linestyle="--")
+        _row_labels(ax, labels)
+        ax.set_xlabel(wrapped)
+        figure.suptitle(heading, y=1 - 0.08 / figure.get_figheight(), va="top")
         return _svg(figure, alt)
 
     return str(_styled(draw))
@@ -369,8 +487,13 @@ def retention_svg(rows: Sequence[tuple[str, float, float, float]], title: str, a
     """Stacked bars per cell: mean modes per prompt B keeps, loses and gains relative to A."""
 
     def draw() -> str:
-        labels = [label for label, *_ in rows]
-        figure, ax = _bars_figure(labels, len(rows), 0.75)
+        figure, ax, labels, heading, xlabel = _bars_figure(
+            [label for label, *_ in rows],
+            len(rows),
+            0.75,
+            title,
+            "modes per prompt (mean count of canonical keys)",
+        )
         left = [0.0] * len(rows)
         parts = (("kept", 1, PALETTE[2]), ("lost", 2, PALETTE[5]), ("gained", 3, PALETTE[0]))
         for name, column, colour in parts:
@@ -378,48 +501,90 @@ def retention_svg(rows: Sequence[tuple[str, float, float, float]], title: str, a
             ax.barh(range(len(rows)), values, left=left, color=colour, label=name)
             left = [a + b for a, b in zip(left, values)]
         _row_labels(ax, labels)
-        ax.set_xlabel("modes per prompt (mean count of canonical keys)")
-        figure.suptitle(title, y=0.98, va="top")
+        ax.set_xlabel(xlabel)
+        figure.suptitle(heading, y=1 - 0.08 / figure.get_figheight(), va="top")
         ax.legend(ncols=3, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8)
         return _svg(figure, alt)
 
     return str(_styled(draw))
 
 
-def steps_svg(panels: Sequence[tuple[str, str, Sequence[StepSeries]]], title: str, alt: str) -> str:
-    """Small multiples over training steps, three per row: (panel title, y-axis label, series)."""
+def steps_svg(panels: Sequence[tuple[str, str, Sequence[StepSeries], float]], title: str, alt: str) -> str:
+    """Small multiples over training steps, three per row: (panel title, y-axis label, series,
+    natural floor of the y axis). Each series is a line with its bootstrap band (when it has one);
+    series differ in colour, line style and marker; every legend sits below its panel.
+
+    The y axis runs from the metric's natural floor (0 for shares and counts, 1 for effective
+    modes) to just above its largest value (1 for a share), never zoomed."""
 
     def draw() -> str:
-        try:
-            from matplotlib.figure import Figure
-        except ImportError:
-            raise InputError(PLOT_EXTRA_MESSAGE) from None
-        rows = (len(panels) + 2) // 3
-        figure = Figure(figsize=(9.6, 2.5 * rows + 0.5))
-        figure.subplots_adjust(left=0.07, right=0.99, bottom=0.1, top=0.88, wspace=0.34, hspace=0.55)
-        grid = figure.subplots(rows, 3, squeeze=False)
-        axes = [ax for row in grid for ax in row]
-        for ax, (name, ylabel, series) in zip(axes, panels):
-            for one in series:
-                points = [(s, v) for s, v in zip(one.steps, one.values) if v is not None]
-                if not points:
-                    continue
-                style = ("-", "--", ":", "-.")[one.colour % 4]
-                marker = ("o", "s", "^", "D")[one.colour % 4]
-                ax.plot([p[0] for p in points], [p[1] for p in points], linestyle=style, marker=marker,
-                        markersize=3.5, color=PALETTE[one.colour % len(PALETTE)], label=one.label)  # fmt: skip
-            every = sorted({step for one in series for step in one.steps})
-            if len(every) > 1:  # the same step axis on every panel, even where a value is undefined
-                pad = (every[-1] - every[0]) * 0.05
-                ax.set_xlim(every[0] - pad, every[-1] + pad)
-            ax.set_title(name)
-            ax.set_xlabel("training step")
-            ax.set_ylabel(ylabel)
-            if len(series) > 1:
-                ax.legend(frameon=False, fontsize=7, loc="best")
-        for ax in axes[len(panels) :]:
-            ax.set_visible(False)
-        figure.suptitle(title)
+        columns = 3
+        width, margin, gap = 9.6, (0.75, 0.25), 0.65
+        pw = (width - margin[0] - margin[1] - gap * (columns - 1)) / columns
+        ph = 1.8
+        heading = _wrap(title, width - 0.3, 11)
+        layout = []  # per panel: wrapped title, legend labels
+        for name, ylabel, series, _ in panels:
+            labels = [_wrap(one.label, pw, 7) for one in series if any(v is not None for v in one.values)]
+            layout.append((_wrap(name, pw, 9), labels, _wrap(ylabel, ph, 8)))
+        rows = math.ceil(len(panels) / columns)
+        row_heights = []
+        for r in range(rows):
+            chunk = layout[r * columns : (r + 1) * columns]
+            above = 0.12 + 0.17 * max(_lines(t) for t, _, _ in chunk)
+            below = (
+                0.5 + 0.14 * max((sum(_lines(x) for x in labels) for _, labels, _ in chunk), default=0) + 0.15
+            )
+            row_heights.append((above, below))
+        top = 0.2 + 0.2 * _lines(heading)
+        height = top + sum(a + ph + b for a, b in row_heights) + 0.1
+        figure = _figure_class()(figsize=(width, height))
+        figure.suptitle(heading, y=1 - 0.1 / height, va="top", fontsize=11)
+        y = height - top
+        for r in range(rows):
+            above, below = row_heights[r]
+            y -= above + ph
+            for c in range(columns):
+                index = r * columns + c
+                if index >= len(panels):
+                    break
+                name, _, series, floor = panels[index]
+                wrapped, labels, ylabel = layout[index]
+                x = margin[0] + c * (pw + gap)
+                ax = figure.add_axes((x / width, y / height, pw / width, ph / height))
+                values = []
+                for one in series:
+                    points = [(s, v, lo, hi) for s, v, lo, hi in zip(one.steps, one.values, one.lows(), one.highs())
+                              if v is not None]  # fmt: skip
+                    if not points:
+                        continue
+                    shade = PALETTE[one.colour % len(PALETTE)]
+                    band = [(s, lo, hi) for s, _, lo, hi in points if lo is not None and hi is not None]
+                    if len(band) > 1:
+                        ax.fill_between([b[0] for b in band], [b[1] for b in band], [b[2] for b in band],
+                                        color=shade, alpha=0.18, linewidth=0)  # fmt: skip
+                    values += [v for _, v, _, hi in points] + [hi for *_, hi in points if hi is not None]
+                    ax.plot([p[0] for p in points], [p[1] for p in points], linestyle=_STYLES[one.colour % 4],
+                            marker=_MARKERS[one.colour % 4], markersize=3.5, linewidth=1.3, color=shade,
+                            label=_wrap(one.label, pw, 7))  # fmt: skip
+                every = sorted({step for one in series for step in one.steps})
+                if len(every) > 1:  # the same step axis on every panel, even where a value is undefined
+                    pad = (every[-1] - every[0]) * 0.05
+                    ax.set_xlim(every[0] - pad, every[-1] + pad)
+                highest = max(values, default=floor + 1.0)
+                share = floor == 0.0 and highest <= 1.0 and name != "modes per prompt"
+                ax.set_ylim(
+                    floor - 0.02 * max(highest - floor, 0.05),
+                    1.03 if share else floor + 1.08 * max(highest - floor, 0.05),
+                )
+                ax.set_title(wrapped, fontsize=9)
+                ax.set_xlabel("training step", fontsize=8)
+                ax.set_ylabel(ylabel, fontsize=8)
+                ax.tick_params(labelsize=7)
+                if ax.get_legend_handles_labels()[0]:
+                    ax.legend(frameon=False, fontsize=7, loc="upper center", ncols=1,
+                              bbox_to_anchor=(0.5, -0.5 / ph * 1.0 - 0.02))  # fmt: skip
+            y -= below
         return _svg(figure, alt)
 
     return str(_styled(draw))

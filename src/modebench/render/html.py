@@ -9,7 +9,9 @@ observers), so with two runs each journal is read exactly once. The page is writ
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from modebench.publish import atomic_output
@@ -24,7 +26,9 @@ from modebench.stats.journal import open_receipt
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
 
-__all__ = ["html_report", "render_html"]
+__all__ = ["export_figures", "html_report", "render_html"]
+
+_FIGURE = re.compile(r'<figure data-figure="([a-z]+)">(<svg\b.*?</svg>)', re.S)
 
 
 def _require_plot() -> None:
@@ -84,20 +88,42 @@ def html_report(
     return page(title, sections), all(run.completed for run in runs)
 
 
+def export_figures(text: str, directory: str | os.PathLike[str]) -> list[str]:
+    """Write every figure of a page as a standalone SVG file (``NN-kind.svg``, for a paper) into
+    ``directory`` (created; an existing file is never overwritten). Returns the paths written."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for number, match in enumerate(_FIGURE.finditer(text), start=1):
+        path = folder / f"{number:02d}-{match.group(1)}.svg"
+        try:
+            with open(path, "x", encoding="utf-8") as handle:  # exclusive: never overwrite
+                handle.write('<?xml version="1.0" encoding="utf-8"?>\n' + match.group(2) + "\n")
+        except FileExistsError:
+            raise InputError(f"{path} exists; figures are never overwritten") from None
+        written.append(os.fspath(path))
+    return written
+
+
 def render_html(
     receipts: Sequence[str | os.PathLike[str]],
     output: str | os.PathLike[str],
     settings: Bootstrap | None = None,
+    figures_dir: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
-    """Write the HTML report of ``receipts`` to ``output`` (never overwritten); returns a summary."""
+    """Write the HTML report of ``receipts`` to ``output`` (never overwritten); returns a summary.
+    ``figures_dir``: also write each figure as a standalone SVG there (:func:`export_figures`)."""
     text, completed = html_report(receipts, settings)
     text = encodable(text)
     data = text.encode("utf-8")
     with atomic_output(output) as handle:
         handle.write(text)
-    return {
+    summary: dict[str, Any] = {
         "output": os.fspath(output),
         "receipts": len(receipts),
         "bytes": len(data),
         "completed": completed,
     }
+    if figures_dir is not None:
+        summary["figures"] = export_figures(text, figures_dir)
+    return summary

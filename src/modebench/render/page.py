@@ -8,10 +8,18 @@ mistake elsewhere cannot make the file reach the network when it is opened.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["esc", "figure", "number", "page", "table"]
+__all__ = ["esc", "figure", "number", "page", "short", "table", "visible"]
+
+# Characters a reader cannot see or that reorder what follows (C0/C1 controls except tab, line
+# feed and carriage return; zero-width and bidirectional controls such as U+202E; BOM): shown as
+# their code, so an id cannot pass for another one.
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+#: Characters of one receipt-supplied text (id, key, path, note) shown on a page.
+TEXT_LIMIT = 300
 
 _CSS = """
 :root { color-scheme: light; --ink: #1a1a1a; --muted: #555; --rule: #d0d0d0; --bad: #a33b00; }
@@ -21,7 +29,7 @@ main { max-width: 1100px; margin: 0 auto; padding: 1.2rem 1.5rem 3rem; backgroun
 h1 { font-size: 1.6rem; margin: 0.2rem 0 0.8rem; } h2 { font-size: 1.3rem; margin-top: 2rem;
   border-bottom: 2px solid var(--rule); padding-bottom: 0.2rem; } h3 { font-size: 1.08rem; margin-top: 1.4rem; }
 h4 { font-size: 0.98rem; margin: 0.9rem 0 0.3rem; }
-table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; display: block; max-width: 100%; overflow-x: auto; }
 th, td { border-bottom: 1px solid var(--rule); padding: 0.25rem 0.6rem; text-align: left; vertical-align: top; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .ci { color: var(--muted); font-size: 0.82rem; white-space: nowrap; }
@@ -46,8 +54,19 @@ def encodable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def visible(text: str) -> str:
+    """``text`` with invisible and reordering characters written as their code (``<U+202E>``)."""
+    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+
+
+def short(value: Any, limit: int = TEXT_LIMIT) -> str:
+    """A text shortened visibly: its first ``limit`` characters and how many were left out."""
+    text = value if isinstance(value, str) else str(value)
+    return text if len(text) <= limit else f"{text[:limit]}… [{len(text) - limit:,} more characters]"
+
+
 def esc(value: Any) -> str:
-    return html.escape(value if isinstance(value, str) else str(value), quote=True)
+    return html.escape(visible(value if isinstance(value, str) else str(value)), quote=True)
 
 
 def number(value: Any) -> str:

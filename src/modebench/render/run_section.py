@@ -16,7 +16,7 @@ from typing import Any
 from modebench.diagnostics import UNSCORABLE
 from modebench.render import figures
 from modebench.render.digest import CellDigest, ExamplePrompt, RunDigest
-from modebench.render.page import esc, figure, number, table
+from modebench.render.page import esc, figure, number, short, table, visible
 from modebench.reporting import FAILED_HEADLINE
 from modebench.stats.bootstrap import Bootstrap
 from modebench.stats.summary import curves_from_profiles
@@ -55,8 +55,14 @@ def _field(payload: Mapping[str, Any], *path: str) -> Any:
 
 
 def run_label(run: RunDigest, index: int) -> str:
+    """A run's name on the page and in its figures: the label given (``--label``, or ``label`` in
+    the run metadata), else "run A (model id)"; invisible characters shown, long names shortened."""
+    given = getattr(run, "label", None) or _field(run.payload, "run", "label")
+    if isinstance(given, str) and given.strip():
+        return visible(short(given, 120))
     name = _field(run.payload, "run", "model", "id")
-    return f"run {chr(ord('A') + index)}" + (f" ({name})" if name else "")
+    named = f" ({short(name, 120)})" if isinstance(name, str) and name else ""
+    return visible(f"run {chr(ord('A') + index)}" + named)
 
 
 def run_curves(run: RunDigest, settings: Bootstrap) -> tuple[StatsTable, RowIndex]:
@@ -120,7 +126,7 @@ def _identity(run: RunDigest) -> str:
     for name, value in entries:
         if value is None:
             continue
-        shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        shown = short(value if isinstance(value, str) else json.dumps(value, sort_keys=True))
         items.append(f"<dt>{esc(name)}</dt><dd><code>{esc(shown)}</code></dd>")
     return f'<dl class="identity">{"".join(items)}</dl>'
 
@@ -227,8 +233,13 @@ def _prompt(example: ExamplePrompt) -> str:
     top = max((m.draws for m in example.modes), default=1)
     rows = [[f"<code>{esc(m.key)}</code>", f'<span class="bar" style="width:{6 * m.draws / top:.2f}rem"></span> {m.draws}',
              f"<pre>{esc(m.text)}</pre>"] for m in example.modes]  # fmt: skip
-    caption = (f"Mode histogram of prompt {example.id}: {len(example.modes)} verified modes in "
-               f"{example.verified} verified of {example.draws} draws, one graded text per mode")  # fmt: skip
+    if example.more:  # the page lists the most frequent modes only and counts the rest
+        rows.append([f'<span class="note">{example.more:,} more modes</span>', esc(f"{example.more_draws:,}"),
+                     '<span class="note">not listed</span>'])  # fmt: skip
+    total = len(example.modes) + example.more
+    caption = (f"Mode histogram of prompt {example.id}: {total:,} verified modes in "
+               f"{example.verified} verified of {example.draws} draws, one graded text per mode"
+               + (f" (the {len(example.modes)} most frequent listed)" if example.more else ""))  # fmt: skip
     body = (
         f'<div class="modes">{table(["canonical key", "verified draws", "example graded text"], rows)}</div>'
     )
@@ -272,7 +283,7 @@ def run_section(run: RunDigest, index: int, rows: RowIndex | None, *, curves: bo
     ``curves=False`` where the page overlays every run's curves already (a comparison).
     """
     parts = [
-        f'<section data-run="{index}"><h2>{esc(run_label(run, index))}: {esc(run.path)}</h2>',
+        f'<section data-run="{index}"><h2>{esc(run_label(run, index))}: {esc(short(run.path))}</h2>',
         _identity(run),
     ]
     if not run.completed or rows is None:

@@ -31,10 +31,12 @@ COLUMNS: tuple[tuple[str, str, str | None], ...] = (
     ("E[distinct@n]", "distinct_at_k", "draws"),
     ("PCMD", "pcmd", None),
     ("effective modes", "effective_modes", None),
-    ("modes kept", "modes_kept", None),
-    ("modes lost", "modes_lost", None),
-    ("modes gained", "modes_gained", None),
-    ("retention", "retention_share", None),
+    ("modes kept", "modes_kept", "draws"),
+    ("modes lost", "modes_lost", "draws"),
+    ("modes gained", "modes_gained", "draws"),
+    ("retention", "retention_share", "draws"),
+    ("retention @h", "retention_share", "half"),
+    ("baseline @h", "first_step_baseline", "half"),
 )
 
 
@@ -46,7 +48,11 @@ def _cells(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[int, str], dict[Key,
 
 
 def _k(choice: str | None, draws: int | None) -> int | None:
-    return None if choice is None else 1 if choice == "one" else draws
+    if choice is None:
+        return None
+    if choice == "half":  # the draws of the split-half baseline
+        return None if draws is None else draws // 2
+    return 1 if choice == "one" else draws
 
 
 def _value(rows: Mapping[Key, Any], step: int, metric: str, k: int | None) -> Any:
@@ -75,24 +81,35 @@ def _cell_section(level: int, domain: str, rows: Mapping[Key, Any], steps: Seque
                 f'data-value="{esc(json.dumps(value))}">{esc(number(value))}</span>'
             )
         body.append(cells)
-    numbers = table(["step", "draws", *(c[0] for c in COLUMNS)], body, numeric=tuple(range(12)),
+    numbers = table(["step", "draws", *(c[0] for c in COLUMNS)], body, numeric=tuple(range(2 + len(COLUMNS))),
                     caption=f"{label}: statistics per training step; retention against step {shown[0] if shown else '–'}")  # fmt: skip
 
     def series(metric: str, choice: str | None, name: str, colour: int) -> figures.StepSeries:
+        found = [rows.get((s, metric, _k(choice, draws[s]))) for s in shown]
         return figures.StepSeries(
-            name, colour, shown, [_value(rows, s, metric, _k(choice, draws[s])) for s in shown]
-        )
+            name, colour, shown, [None if r is None else r["estimate"] for r in found],
+            [None if r is None else r.get("ci_low") for r in found],
+            [None if r is None else r.get("ci_high") for r in found],
+        )  # fmt: skip
 
+    first = shown[0] if shown else None
+    baseline = (
+        rows.get((first, "retention_baseline", _k("half", draws.get(first)))) if first is not None else None
+    )
+    flat = [baseline["estimate"] if baseline else None] * len(shown)
     panels = [
-        ("accuracy and pass@k", "probability",
-         [series("accuracy", None, "accuracy", 0), series("pass_at_k", "one", "pass@1", 1),
-          series("pass_at_k", "draws", "pass@n", 2)]),
-        ("E[distinct@n]", "verified modes", [series("distinct_at_k", "draws", "E[distinct@n]", 0)]),
-        ("PCMD", "pairwise mode diversity", [series("pcmd", None, "PCMD", 3)]),
-        ("effective modes", "1 / (1 − PCMD)", [series("effective_modes", None, "effective modes", 4)]),
-        ("modes kept and lost", "modes (sum over prompts)",
-         [series("modes_kept", None, "kept", 2), series("modes_lost", None, "lost", 5)]),
-        ("mode retention", "share of first-step modes", [series("retention_share", None, "retention", 0)]),
+        ("accuracy (= pass@1) and pass@n", "probability",
+         [series("accuracy", None, "accuracy = pass@1", 0), series("pass_at_k", "draws", "pass@n (n = draws)", 2)], 0.0),
+        ("E[distinct@n] over all draws", "verified modes", [series("distinct_at_k", "draws", "E[distinct@n]", 0)], 0.0),
+        ("PCMD", "pairwise mode diversity", [series("pcmd", None, "PCMD", 3)], 0.0),
+        ("effective modes", "1 / (1 − PCMD)", [series("effective_modes", None, "effective modes", 4)], 1.0),
+        ("modes per prompt", "mean modes per prompt",
+         [series("modes_kept", "draws", "first-step modes kept", 2), series("modes_lost", "draws", "lost", 5),
+          series("modes_gained", "draws", "gained", 0)], 0.0),
+        ("mode retention against step " + str(first), "share of first-step modes",
+         [series("retention_share", "half", "retention at h = n/2 draws", 0),
+          figures.StepSeries("within-run baseline of the first step (split halves, h draws)", 5, shown, flat),
+          series("retention_share", "draws", "retention at n draws", 2)], 0.0),
     ]  # fmt: skip
     last = shown[-1] if shown else None
     alt = (

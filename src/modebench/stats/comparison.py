@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -27,7 +27,14 @@ from modebench.stats.mcnemar import mcnemar
 from modebench.stats.paired import Digest, paired_groups
 from modebench.stats.profiles import Profile, PromptSummary, completed_receipt, entry_summary
 from modebench.stats.ratio import Column, column, difference, estimate, standard_error
-from modebench.stats.retention import Retention, prompt_record, retention
+from modebench.stats.retention import (
+    Expected,
+    Retention,
+    expected_retention,
+    prompt_record,
+    retention,
+    split_half,
+)
 from modebench.stats.summary import k_points, metrics_for
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
@@ -35,17 +42,19 @@ from modebench.validation import InputError
 __all__ = [
     "COMPARE_COLUMNS",
     "SCHEMA",
+    "budget_notes",
     "compare",
+    "paired_counts",
     "compare_pairs",
     "iter_prompt_retention",
     "observed_discordant",
 ]
 
-SCHEMA = "modebench-compare-v1"
+SCHEMA = "modebench-compare-v2"
 COMPARE_COLUMNS = (
     "level", "domain", "draws_a", "draws_b", "metric", "k", "a", "b", "estimate", "standard_error",
     "ci_low", "ci_high", "prompts", "correlation", "a_only", "b_only", "mcnemar_p", "mcnemar_mid_p",
-    "detectable_difference",
+    "detectable_difference", "p_value",
 )  # fmt: skip
 Pair = tuple[Profile, Profile, Retention]
 PerProfile = Callable[[Profile], tuple[Fraction, int]]
@@ -61,14 +70,19 @@ _BINARY: dict[str, PerProfile] = {
     "first_draw_pass": _binary(lambda p: p.first),
     "pass_at_draws": _binary(lambda p: p.c > 0),
 }
-# Joint retention statistics: (name, numerator, denominator) per prompt.
-_RETENTION: tuple[tuple[str, Callable[[Pair], int], Callable[[Pair], int]], ...] = (
-    ("mode_retention", lambda q: q[2].retained, lambda q: q[2].modes_a),
-    ("lost_draw_share", lambda q: q[2].lost_draws_a, lambda q: q[0].c),
-    ("modes_retained", lambda q: q[2].retained, lambda q: 1),
-    ("modes_lost", lambda q: q[2].lost, lambda q: 1),
-    ("modes_gained", lambda q: q[2].gained, lambda q: 1),
-    ("modes_union", lambda q: q[2].union, lambda q: 1),
+# The differences that get a test (and join the Holm family): one per question — correctness
+# (accuracy; McNemar on the binary outcomes), diversity (PCMD), mode retention (against its
+# baseline). Curves over k and mode counts are estimates with intervals, not tests.
+_TESTED = frozenset({"accuracy", "pcmd"})
+_ONE = Fraction(1)
+# Joint retention statistics at the common draws k: (name, per prompt (numerator, denominator)).
+_RETENTION: tuple[tuple[str, Callable[[Expected], tuple[Fraction, Fraction]]], ...] = (
+    ("mode_retention", lambda e: (e.retained, e.modes_a)),
+    ("lost_draw_share", lambda e: (e.lost_draws_a, e.verified_a)),
+    ("modes_retained", lambda e: (e.retained, _ONE)),
+    ("modes_lost", lambda e: (e.lost, _ONE)),
+    ("modes_gained", lambda e: (e.gained, _ONE)),
+    ("modes_union", lambda e: (e.union, _ONE)),
 )
 
 
@@ -159,15 +173,56 @@ def _empty_row(
     return row
 
 
+def _scaled(values: Sequence[tuple[Fraction, Fraction]]) -> Column:
+    """A ratio column from rational (numerator, denominator) pairs: both are multiplied by one
+    common integer so the denominators are integers (the ratio, its clustered error and every
+    bootstrap ratio are unchanged by a common factor)."""
+    scale = 1
+    for _, den in values:
+        scale = math.lcm(scale, den.denominator)
+    return column((num * scale, int(den * scale)) for num, den in values)
+
+
+def _wald_p(estimate_: float | None, error: float | None, *, lower: bool = False) -> float | None:
+    """Normal-approximation p-value of a difference from its clustered standard error: two-sided,
+    or one-sided for "below zero" (``lower``). None when there is no error to divide by."""
+    if estimate_ is None or error is None:
+        return None
+    if error == 0:
+        if estimate_ == 0:
+            return 1.0
+        return 0.0 if (estimate_ < 0 or not lower) else 1.0
+    z = estimate_ / error
+    return 0.5 * math.erfc(-z / math.sqrt(2)) if lower else math.erfc(abs(z) / math.sqrt(2))
+
+
+def common_draws(pairs: Iterable[Pair]) -> tuple[int, int, int]:
+    """(fewest draws of A, fewest of B, the common k = the fewer of the two) over paired prompts."""
+    fewest_a = min(q[0].n for q in pairs)
+    fewest_b = min(q[1].n for q in pairs)
+    return fewest_a, fewest_b, min(fewest_a, fewest_b)
+
+
+def unequal_draws(groups: dict[tuple[int, str], Counter[Pair]]) -> bool:
+    """Whether any paired prompt has different draw counts in the two runs."""
+    return any(q[0].n != q[1].n for pairs in groups.values() for q in pairs)
+
+
 def _group_rows(
-    level: int | None, domain: str | None, pairs: Counter[Pair], ks: Sequence[int] | None, settings: Bootstrap
+    level: int | None,
+    domain: str | None,
+    pairs: Counter[Pair],
+    ks: Sequence[int] | None,
+    settings: Bootstrap,
 ) -> list[dict[str, Any]]:
     categories = sorted(pairs)
     freqs = [pairs[q] for q in categories]
     draws_a = {q[0].n for q in categories}
     draws_b = {q[1].n for q in categories}
     draws = (min(draws_a) if len(draws_a) == 1 else None, min(draws_b) if len(draws_b) == 1 else None)
-    points = k_points(min(draws_a | draws_b), ks)
+    fewest_a, fewest_b, common = common_draws(categories)
+    # Every k-dependent quantity is compared at k ≤ the common draws, by exact estimators.
+    points = k_points(common, ks)
     paired: list[tuple[str, int | None, PerProfile]] = [m for m in metrics_for(points)]
     paired[1:1] = [(name, None, f) for name, f in _BINARY.items()]
     rows, columns = [], []
@@ -186,17 +241,42 @@ def _group_rows(
         )  # fmt: skip
         if name in _BINARY:
             _mcnemar(row, freqs, col_a, col_b)
+            row["p_value"] = row["mcnemar_p"]
+        elif name in _TESTED:
+            row["p_value"] = _wald_p(row["estimate"], row["standard_error"])
         rows.append(row)
         columns.append(diff)
-    for name, numerator, denominator in _RETENTION:
-        joint = Column(
-            tuple((numerator(q), 1) for q in categories), tuple(denominator(q) for q in categories)
-        )
-        row = _empty_row(level, domain, draws, name, None)
+    expected = [expected_retention(q[0].n, q[1].n, q[2].joint, common) for q in categories]
+    for name, pick in _RETENTION:
+        joint = _scaled([pick(e) for e in expected])
+        row = _empty_row(level, domain, draws, name, common)
         row.update(estimate=estimate(freqs, joint), standard_error=standard_error(freqs, joint),
                    prompts=sum(f for f, d in zip(freqs, joint.dens) if d))  # fmt: skip
         rows.append(row)
         columns.append(joint)
+    half = min(fewest_a // 2, fewest_b)
+    if half >= 1:
+        # The null of mode retention: how many of A's modes a second sample of A finds (split
+        # halves of A's own draws), beside A→B retention at the same h draws of each run.
+        halves = [split_half(q[0].n, q[0].counts, half) for q in categories]
+        at_half = [expected_retention(q[0].n, q[1].n, q[2].joint, half) for q in categories]
+        base = _scaled([(both, single) for both, single in halves])
+        ab = _scaled([(e.retained, single) for e, (_, single) in zip(at_half, halves)])
+        gap = _scaled([(e.retained - both, single) for e, (both, single) in zip(at_half, halves)])
+        contributing = sum(f for f, d in zip(freqs, base.dens) if d)
+        row = _empty_row(level, domain, draws, "retention_baseline", half)
+        row.update(estimate=estimate(freqs, base), standard_error=standard_error(freqs, base),
+                   prompts=contributing)  # fmt: skip
+        rows.append(row)
+        columns.append(base)
+        row = _empty_row(level, domain, draws, "retention_vs_baseline", half)
+        row.update(
+            a=estimate(freqs, base), b=estimate(freqs, ab), estimate=estimate(freqs, gap),
+            standard_error=standard_error(freqs, gap), prompts=contributing,
+        )  # fmt: skip
+        row["p_value"] = _wald_p(row["estimate"], row["standard_error"], lower=True)
+        rows.append(row)
+        columns.append(gap)
     for row, interval in zip(rows, bootstrap.intervals(freqs, columns, settings)):
         row["ci_low"], row["ci_high"] = interval if interval is not None else (None, None)
     return rows
@@ -218,20 +298,51 @@ def _mcnemar(row: dict[str, Any], freqs: Sequence[int], col_a: Column, col_b: Co
             row["detectable_difference"] = None
 
 
+def unequal_refusal(draws: tuple[int, int]) -> str:
+    """Why a comparison of runs with different draw counts is refused (no exact group test)."""
+    fewer = min(draws)
+    return (
+        f"the runs have different draws per prompt ({draws[0]} and {draws[1]}): pass@k, E[distinct@k] "
+        f"and mode retention are compared at k = {fewer} by exact estimators, but the McNemar test of "
+        f"pass_at_draws compares each run's whole group (pass@{draws[0]} with pass@{draws[1]}) and has "
+        f"no exact equivalent at k = {fewer}; pass --allow-unequal-draws to compare anyway"
+    )
+
+
 def compare_pairs(
     groups: dict[tuple[int, str], Counter[Pair]],
     ks: Sequence[int] | None = None,
     settings: Bootstrap | None = None,
+    *,
+    allow_unequal_draws: bool = False,
 ) -> list[dict[str, Any]]:
-    """Compare rows from joint (A, B, retention) category counts per cell, then overall."""
+    """Compare rows from joint (A, B, retention) category counts per cell, then per domain (when it
+    has several levels) and over all cells (when there are several).
+
+    Runs with different draw counts are refused (:func:`unequal_refusal`) unless
+    ``allow_unequal_draws``; every k-dependent row is at k ≤ the common draws either way."""
     chosen = settings if settings is not None else Bootstrap()
     if ks is not None and any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
         raise ValueError("k points must be positive integers")
+    if unequal_draws(groups) and not allow_unequal_draws:
+        every = [q for pairs in groups.values() for q in pairs]
+        fewest = [min(q[0].n for q in every), min(q[1].n for q in every)]
+        most = [max(q[0].n for q in every), max(q[1].n for q in every)]
+        shown = (most[0], most[1]) if most[0] != most[1] else (fewest[0], fewest[1])
+        raise InputError(unequal_refusal(shown))
     rows: list[dict[str, Any]] = []
     overall: Counter[Pair] = Counter()
+    domains: dict[str, list[Counter[Pair]]] = {}
     for (level, domain), pairs in sorted(groups.items()):
         rows.extend(_group_rows(level, domain, pairs, ks, chosen))
         overall.update(pairs)
+        domains.setdefault(domain, []).append(pairs)
+    for domain, parts in sorted(domains.items()):
+        if len(parts) > 1 and len(domains) > 1:
+            merged: Counter[Pair] = Counter()
+            for part in parts:
+                merged.update(part)
+            rows.extend(_group_rows(None, domain, merged, ks, chosen))
     if len(groups) > 1:
         rows.extend(_group_rows(None, None, overall, ks, chosen))
     return rows
@@ -243,21 +354,18 @@ def _source(path: str | os.PathLike[str]) -> dict[str, Any]:
     return {"receipt": os.fspath(path), "sha256": file_sha256(os.fspath(path))}
 
 
-def compare(
+def paired_counts(
     a: str | os.PathLike[str],
     b: str | os.PathLike[str],
-    ks: Sequence[int] | None = None,
-    settings: Bootstrap | None = None,
     *,
     observers: tuple[Observer, Observer] | None = None,
     digests: tuple[Digest | None, Digest | None] | None = None,
-) -> StatsTable:
-    """Paired comparison of receipt ``b`` against receipt ``a`` (differences are B − A).
+) -> tuple[dict[tuple[int, str], Counter[Pair]], dict[str, int]]:
+    """Joint (A, B, retention) category counts per cell of two receipts, and each run's prompts.
 
     ``observers``: see ``_join`` (each must return the entry's summary). ``digests``: each run's
     digest (or None) gets every entry of its run in the same pass, in parallel where that pays.
     """
-    chosen = settings if settings is not None else Bootstrap()
     groups: dict[tuple[int, str], Counter[Pair]] = {}
     counts: dict[str, int] = {}
     # Large journals of runs in the same order: read side by side by workers (stats/paired.py);
@@ -277,20 +385,56 @@ def compare(
     for mine, other in _join(a, b, counts, observers) if aligned is None else ():
         key = (mine.profile, other.profile, retention(mine.modes, other.modes))
         groups.setdefault((mine.cell[0], mine.cell[1]), Counter())[key] += 1
-    if not groups:
-        raise InputError(f"{os.fspath(a)} and {os.fspath(b)} have no prompt in common")
+    return groups, counts
+
+
+def coverage(groups: dict[tuple[int, str], Counter[Pair]], counts: dict[str, int]) -> dict[str, int]:
     paired = sum(sum(c.values()) for c in groups.values())
     total_a, total_b = counts["prompts_a"], counts["prompts_b"]
-    meta = {
-        "a": _source(a),
-        "b": _source(b),
-        "coverage": {"paired": paired, "only_a": total_a - paired, "only_b": total_b - paired,
-                     "prompts_a": total_a, "prompts_b": total_b},
-        "bootstrap": {"method": "percentile, prompt pairs resampled with replacement",
-                      "engine": bootstrap.engine(), "seed": chosen.seed, "resamples": chosen.resamples,
-                      "level": chosen.level},
-    }  # fmt: skip
-    return StatsTable(SCHEMA, COMPARE_COLUMNS, tuple(compare_pairs(groups, ks, chosen)), meta)
+    return {"paired": paired, "only_a": total_a - paired, "only_b": total_b - paired,
+            "prompts_a": total_a, "prompts_b": total_b}  # fmt: skip
+
+
+def bootstrap_meta(chosen: Bootstrap) -> dict[str, Any]:
+    return {"method": "percentile, prompt pairs resampled with replacement", "engine": bootstrap.engine(),
+            "seed": chosen.seed, "resamples": chosen.resamples, "level": chosen.level}  # fmt: skip
+
+
+def compare(
+    a: str | os.PathLike[str],
+    b: str | os.PathLike[str],
+    ks: Sequence[int] | None = None,
+    settings: Bootstrap | None = None,
+    *,
+    observers: tuple[Observer, Observer] | None = None,
+    digests: tuple[Digest | None, Digest | None] | None = None,
+    allow_unequal_draws: bool = False,
+) -> StatsTable:
+    """Paired comparison of receipt ``b`` against receipt ``a`` (differences are B − A).
+
+    ``observers``/``digests``: see :func:`paired_counts`. Runs and suites: :func:`modebench.stats.many.compare_runs`.
+    """
+    chosen = settings if settings is not None else Bootstrap()
+    groups, counts = paired_counts(a, b, observers=observers, digests=digests)
+    if not groups:
+        raise InputError(f"{os.fspath(a)} and {os.fspath(b)} have no prompt in common")
+    rows = compare_pairs(groups, ks, chosen, allow_unequal_draws=allow_unequal_draws)
+    meta = {"a": _source(a), "b": _source(b), "coverage": coverage(groups, counts),
+            "bootstrap": bootstrap_meta(chosen), "notes": budget_notes(groups)}  # fmt: skip
+    return StatsTable(SCHEMA, COMPARE_COLUMNS, tuple(rows), meta)
+
+
+def budget_notes(groups: dict[tuple[int, str], Counter[Pair]]) -> list[str]:
+    """What the output must say about draw budgets: the common k of unequal runs."""
+    if not groups or not unequal_draws(groups):
+        return []
+    pairs = [q for part in groups.values() for q in part]
+    fewest_a, fewest_b, common = common_draws(pairs)
+    return [
+        f"unequal draws per prompt (A {fewest_a}, B {fewest_b}): pass@k, E[distinct@k] and mode "
+        f"retention are compared at k <= {common} by exact unbiased estimators; pass_at_draws compares "
+        "each run's whole group (different budgets)"
+    ]
 
 
 def iter_prompt_retention(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
@@ -317,12 +461,16 @@ def _nothing(entry: Entry) -> None:
 
 def observed_discordant(document: Any, metric: str = "pass_at_draws") -> tuple[float, int]:
     """(discordant rate, paired prompts) of a binary outcome in a compare document's overall row."""
-    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
+    if not isinstance(document, dict) or document.get("schema") not in (SCHEMA, "modebench-compare-v1"):
         raise InputError(f"not a comparison: expected schema {SCHEMA}")
     rows = [r for r in document.get("rows", []) if isinstance(r, dict) and r.get("metric") == metric]
     if not rows:
         raise InputError(f"the comparison has no {metric} rows")
-    row = next((r for r in rows if r.get("level") is None), rows[0]) if len(rows) > 1 else rows[0]
+    # the all-cells row of the first comparison (level and domain null), else the only row
+    first = rows[0].get("run_b")
+    rows = [r for r in rows if r.get("run_b") == first]
+    overall = [r for r in rows if r.get("level") is None and r.get("domain") is None]
+    row = overall[0] if overall else rows[0]
     try:
         items = int(row["prompts"])
         rate = (int(row["a_only"]) + int(row["b_only"])) / items

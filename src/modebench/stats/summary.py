@@ -19,11 +19,13 @@ from modebench.stats import bootstrap, estimators
 from modebench.stats.bootstrap import Bootstrap
 from modebench.stats.profiles import CellKey, Profile, cell_profiles
 from modebench.stats.ratio import column, estimate, standard_error
+from modebench.stats.retention import split_half
 from modebench.stats.table import StatsTable
+from modebench.validation import InputError
 
 __all__ = ["SCHEMA", "STATS_COLUMNS", "Metric", "curves", "curves_from_profiles", "metrics_for", "k_points"]
 
-SCHEMA = "modebench-stats-v1"
+SCHEMA = "modebench-stats-v2"
 STATS_COLUMNS = (
     "level",
     "domain",
@@ -35,7 +37,10 @@ STATS_COLUMNS = (
     "ci_low",
     "ci_high",
     "prompts",
+    "reportable",
 )
+_PCMD_ROWS = ("pcmd", "effective_modes")
+DISPLAY = tuple(c for c in STATS_COLUMNS if c != "standard_error")
 # name, k (None when the metric has no k), per-profile (numerator, denominator)
 Metric = tuple[str, int | None, Callable[[Profile], tuple[Fraction, int]]]
 
@@ -79,14 +84,40 @@ def _distinct_metric(k: int) -> Callable[[Profile], tuple[Fraction, int]]:
     return lambda p: (_distinct(p.n, p.counts, k), 1)
 
 
+def _distinct_verified_metric(k: int) -> Callable[[Profile], tuple[Fraction, int]]:
+    # Rarefaction over the verified draws only: defined for prompts with at least k of them.
+    return lambda p: (_distinct(p.c, p.counts, k), 1) if p.c >= k else (Fraction(0), 0)
+
+
 def metrics_for(ks: Iterable[int]) -> list[Metric]:
-    """The per-profile metric functions of the stats table, in row order."""
+    """The per-profile metric functions of the stats table, in row order.
+
+    ``distinct_at_k`` is E[distinct@k] over all draws (an incorrect draw is one of the k, so
+    distinct@1 = accuracy); ``distinct_verified_at_k`` is E[distinct verified modes@k] among k of
+    the prompt's verified draws only (prompts with fewer than k verified draws left out; at k = 2
+    it is the receipt's ``rarefied_distinct_at_2`` = 1 + PCMD of each prompt).
+    """
     points = list(ks)
     chosen: list[Metric] = [("accuracy", None, _accuracy)]
     chosen.extend(("pass_at_k", k, _pass_metric(k)) for k in points)
     chosen.extend(("distinct_at_k", k, _distinct_metric(k)) for k in points)
+    chosen.extend(("distinct_verified_at_k", k, _distinct_verified_metric(k)) for k in points)
     chosen.append(("pcmd", None, _pcmd))
     return chosen
+
+
+def check_points(ks: Sequence[int] | None, most: int) -> None:
+    """Refuse k points no cell can estimate (a k above every cell's saved draws)."""
+    if ks is None:
+        return
+    if any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
+        raise ValueError("k points must be positive integers")
+    above = sorted({k for k in ks if k > most})
+    if above:
+        raise InputError(
+            f"k = {', '.join(map(str, above))} exceeds the {most} saved draws per prompt: pass@k and "
+            "E[distinct@k] are estimated only for k up to the draws"
+        )
 
 
 def k_points(draws: int, requested: Sequence[int] | None) -> list[int]:
@@ -106,7 +137,7 @@ def _effective(value: float | None) -> float | None:
 
 
 def _row(
-    cell: CellKey,
+    cell: tuple[int | None, str | None, int | None],
     name: str,
     k: int | None,
     value: float | None,
@@ -127,22 +158,37 @@ def _row(
         "ci_low": low,
         "ci_high": high,
         "prompts": prompts,
+        "reportable": None,
     }
 
 
 def cell_rows(
-    cell: CellKey, profiles: Counter[Profile], ks: Sequence[int] | None, settings: Bootstrap
+    cell: tuple[int | None, str | None, int | None],
+    profiles: Counter[Profile],
+    ks: Sequence[int] | None,
+    settings: Bootstrap,
+    threshold: int | None = None,
 ) -> list[dict[str, Any]]:
     categories = sorted(profiles)
     freqs = [profiles[p] for p in categories]
     smallest = min(p.n for p in categories)
     metrics = metrics_for(k_points(smallest, ks))
     columns = [column(function(p) for p in categories) for _, _, function in metrics]
+    half = smallest // 2
+    if half >= 1:  # the within-run baseline of mode retention (split halves; stats/retention.py)
+        halves = [split_half(p.n, p.counts, half) for p in categories]
+        columns.append(_scaled(halves))
     found = bootstrap.intervals(freqs, columns, settings)
     rows = []
+    baseline = None
     for (name, k, _), col, interval in zip(metrics, columns, found):
         prompts = sum(f for f, d in zip(freqs, col.dens) if d)
         rows.append(_row(cell, name, k, estimate(freqs, col), standard_error(freqs, col), interval, prompts))
+    if half >= 1:
+        col = columns[-1]
+        prompts = sum(f for f, d in zip(freqs, col.dens) if d)
+        baseline = _row(cell, "retention_baseline", half, estimate(freqs, col),
+                        standard_error(freqs, col), found[-1], prompts)  # fmt: skip
     pcmd_row = rows[-1]
     d_mode, error = pcmd_row["estimate"], pcmd_row["standard_error"]
     # Effective modes is a monotone transform of PCMD: delta-method error, transformed interval.
@@ -156,7 +202,42 @@ def cell_rows(
         cell, "effective_modes", None, _effective(d_mode), effective_error, effective, pcmd_row["prompts"]
     )
     rows.append(effective_row)
+    if threshold is not None:
+        for row in (pcmd_row, effective_row):
+            row["reportable"] = row["prompts"] >= threshold
+    if baseline is not None:
+        rows.append(baseline)
     return rows
+
+
+def _scaled(values: Sequence[tuple[Fraction, Fraction]]) -> Any:
+    from modebench.stats.comparison import _scaled as scaled
+
+    return scaled(values)
+
+
+def _pooled(
+    cells: dict[CellKey, Counter[Profile]],
+) -> list[tuple[tuple[int | None, str | None, int | None], Counter[Profile]]]:
+    """Per-domain groups (when a domain has several cells) and all cells (when there are several)."""
+    by_domain: dict[str, list[CellKey]] = {}
+    for cell in cells:
+        by_domain.setdefault(cell[1], []).append(cell)
+    groups = []
+
+    def merge(keys: list[CellKey], level: int | None, domain: str | None) -> None:
+        merged: Counter[Profile] = Counter()
+        for key in keys:
+            merged.update(cells[key])
+        draws = {key[2] for key in keys}
+        groups.append(((level, domain, min(draws) if len(draws) == 1 else None), merged))
+
+    for domain, keys in sorted(by_domain.items()):
+        if len(keys) > 1 and len(by_domain) > 1:
+            merge(keys, None, domain)
+    if len(cells) > 1:
+        merge(list(cells), None, None)
+    return groups
 
 
 def curves_from_profiles(
@@ -164,14 +245,22 @@ def curves_from_profiles(
     ks: Sequence[int] | None = None,
     settings: Bootstrap | None = None,
     source: dict[str, Any] | None = None,
+    *,
+    threshold: int | None = None,
+    pooled: bool = False,
 ) -> StatsTable:
-    """The stats table from profile frequencies per cell (the pure core of :func:`curves`)."""
+    """The stats table from profile frequencies per cell (the pure core of :func:`curves`).
+
+    ``threshold``: PCMD's ``min_defined_prompts`` (fills ``reportable``); ``pooled``: add rows per
+    domain (level null) and over all cells (level and domain null), prompts as the clusters."""
     chosen = settings if settings is not None else Bootstrap()
-    if ks is not None and any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
-        raise ValueError("k points must be positive integers")
+    check_points(ks, max((key[2] for key in cells), default=0))
     rows: list[dict[str, Any]] = []
     for cell in sorted(cells):
-        rows.extend(cell_rows(cell, cells[cell], ks, chosen))
+        rows.extend(cell_rows(cell, cells[cell], ks, chosen, threshold))
+    if pooled:
+        for key, merged in _pooled(cells):
+            rows.extend(cell_rows(key, merged, ks, chosen, threshold))
     meta = {
         "source": source or {},
         "bootstrap": {
@@ -182,14 +271,40 @@ def curves_from_profiles(
             "level": chosen.level,
         },
     }
-    return StatsTable(SCHEMA, STATS_COLUMNS, tuple(rows), meta)
+    return StatsTable(SCHEMA, STATS_COLUMNS, tuple(rows), meta, DISPLAY)
 
 
 def curves(
-    receipt: str | os.PathLike[str], ks: Sequence[int] | None = None, settings: Bootstrap | None = None
+    receipt: str | os.PathLike[str],
+    ks: Sequence[int] | None = None,
+    settings: Bootstrap | None = None,
+    *,
+    label: str | None = None,
+    cells: Sequence[tuple[int, str]] | None = None,
+    domains: Sequence[str] | None = None,
+    levels: Sequence[int] | None = None,
 ) -> StatsTable:
-    """Curves over k with standard errors and bootstrap intervals for every cell of a receipt."""
+    """Curves over k with standard errors and bootstrap intervals for every cell of a run (a
+    receipt, a ``suite.json`` or a directory of receipts), then per domain and over all cells."""
     from modebench.identity import file_sha256
+    from modebench.stats.many import Filters, reportable_threshold
+    from modebench.stats.sources import label_runs, resolve_run
 
-    source = {"receipt": os.fspath(receipt), "sha256": file_sha256(os.fspath(receipt))}
-    return curves_from_profiles(cell_profiles(receipt), ks, settings, source)
+    run = resolve_run(receipt, label)
+    chosen = Filters(cells, domains, levels)
+    found: dict[CellKey, Counter[Profile]] = {}
+    for path in run.receipts:
+        for key, counts in cell_profiles(path).items():
+            if chosen.keep(key[0], key[1]):
+                found.setdefault(key, Counter()).update(counts)
+    if not found:
+        raise InputError(f"{os.fspath(receipt)}: no cell matches the selection")
+    receipts = [{"part": part, "receipt": path, "sha256": file_sha256(path)} for part, path in run.parts]
+    source: dict[str, Any] = dict(receipts[0]) if len(receipts) == 1 else {"path": run.path}
+    source.pop("part", None)
+    source["label"] = label_runs([run])[0]
+    if len(receipts) > 1:
+        source["receipts"] = receipts
+    threshold = reportable_threshold(run.receipts)
+    table = curves_from_profiles(found, ks, settings, source, threshold=threshold, pooled=True)
+    return table

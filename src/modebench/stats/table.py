@@ -21,6 +21,8 @@ class StatsTable:
     columns: tuple[str, ...]
     rows: tuple[dict[str, Any], ...]
     meta: dict[str, Any] = field(default_factory=dict)
+    # The columns a terminal or a paper table shows (text, LaTeX); None: all of them.
+    display: tuple[str, ...] | None = None
 
     def to_records(self) -> list[dict[str, Any]]:
         return [dict(row) for row in self.rows]
@@ -33,4 +35,8 @@ class StatsTable:
             import pandas
         except ImportError:
             raise ImportError("to_pandas needs pandas: pip install pandas") from None
-        return pandas.DataFrame.from_records(self.to_records(), columns=list(self.columns))
+        frame = pandas.DataFrame.from_records(self.to_records(), columns=list(self.columns))
+        for name in ("k", "level", "draws", "draws_a", "draws_b", "step", "prompts"):
+            if name in frame.columns:  # integers with nulls: pandas' nullable Int64, not float + NaN
+                frame[name] = frame[name].astype("Int64")
+        return frame

@@ -1,11 +1,15 @@
 """Trajectories: the statistics of many runs of the same tasks, ordered by training step.
 
 Per step and cell (level, domain): accuracy, unbiased pass@k and E[distinct@k], PCMD and effective
-modes — the rows of :func:`modebench.stats.curves` for that step's receipt — and mode retention
-against the first step: modes of step 0 kept, lost and gained, summed over the prompts both steps
-graded (:func:`modebench.stats.iter_prompt_retention`), and the share of step-0 modes still
-produced. The mode keys lost at each step, per prompt, travel in the JSON document. Each receipt's
-journal is read once (``modebench.stats.journal``). See ``docs/ingest.md``.
+modes — the rows of :func:`modebench.stats.curves` for that step's receipt, with their bootstrap
+intervals — and mode retention against the first step, exactly as ``compare`` computes it
+(:mod:`modebench.stats.comparison`): modes of step 0 kept, lost and gained as means per prompt over
+the prompts both steps graded, and the share of step-0 modes still produced, all at the common
+number of draws; beside it the first step's within-run baseline (split halves) and the paired
+difference from it with its one-sided p-value. The first step has only its baseline (retention of
+a run against itself is 1 by construction, so it is not shown). A later step with no prompt in
+common with the first is refused. The mode keys lost at each step, per prompt, travel in the JSON
+document. Each receipt's journal is read once (``modebench.stats.journal``). See ``docs/ingest.md``.
 """
 
 from __future__ import annotations
@@ -16,17 +20,25 @@ from collections.abc import Sequence
 from typing import Any
 
 from modebench.identity import file_sha256
-from modebench.stats import chunks
+from modebench.stats import bootstrap, chunks
+from modebench.stats.bootstrap import Bootstrap
+from modebench.stats.comparison import _group_rows
+from modebench.stats.many import reportable_threshold
 from modebench.stats.profiles import CellKey, Profile, PromptSummary, completed_receipt, entry_summary
+from modebench.stats.retention import retention
 from modebench.stats.summary import curves_from_profiles
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
 
 __all__ = ["COLUMNS", "SCHEMA", "trajectory_table"]
 
-SCHEMA = "modebench-trajectory-v1"
-COLUMNS = ("step", "level", "domain", "draws", "metric", "k", "estimate", "prompts")
-_RETENTION = ("modes_first", "modes_kept", "modes_lost", "modes_gained", "retention_share")
+SCHEMA = "modebench-trajectory-v2"
+COLUMNS = ("step", "level", "domain", "draws", "metric", "k", "estimate", "ci_low", "ci_high", "prompts",
+           "p_value", "reportable")  # fmt: skip
+# compare's row name -> the trajectory's
+_RETENTION = {"modes_retained": "modes_kept", "modes_lost": "modes_lost", "modes_gained": "modes_gained",
+              "mode_retention": "retention_share", "retention_baseline": "first_step_baseline",
+              "retention_vs_baseline": "retention_vs_baseline"}  # fmt: skip
 _SHOWN = 5
 PromptKey = tuple[int, str, str]  # level, domain, id: the evaluator's prompt identity
 
@@ -38,12 +50,12 @@ class _Step:
     step itself, which keeps them): the only per-prompt state, so each journal is read once.
     """
 
-    def __init__(self, path: str, first: dict[PromptKey, tuple[str, dict[str, int]]] | None) -> None:
+    def __init__(self, path: str, first: dict[PromptKey, tuple[str, dict[str, int], Profile]] | None) -> None:
         self.path = path
         self.first = first
-        self.keep: dict[PromptKey, tuple[str, dict[str, int]]] = {}
+        self.keep: dict[PromptKey, tuple[str, dict[str, int], Profile]] = {}
         self.profiles: dict[CellKey, Counter[Profile]] = {}
-        self.totals: dict[tuple[int, str], list[int]] = {}
+        self.pairs: dict[tuple[int, str], Counter[Any]] = {}
         self.lost: dict[str, list[str]] = {}
         self.seen: set[PromptKey] = set()
         self.differing: list[str] = []
@@ -57,20 +69,19 @@ class _Step:
             return
         self.seen.add(key)
         if self.first is None:
-            self.keep[key] = (summary.reference_sha256, dict(summary.modes))
-            found: tuple[str, dict[str, int]] | None = self.keep[key]
+            self.keep[key] = (summary.reference_sha256, dict(summary.modes), summary.profile)
+            found: tuple[str, dict[str, int], Profile] | None = self.keep[key]
         else:
             found = self.first.get(key)
         if found is None:
             return
-        reference, modes_first = found
+        reference, modes_first, profile_first = found
         if reference != summary.reference_sha256:
             self.differing.append(summary.id)
             return
+        pair = (profile_first, summary.profile, retention(modes_first, summary.modes))
+        self.pairs.setdefault(key[:2], Counter())[pair] += 1
         a, b = set(modes_first), set(summary.modes)
-        totals = self.totals.setdefault(key[:2], [0, 0, 0, 0, 0])
-        for i, value in enumerate((len(a), len(a & b), len(a - b), len(b - a), 1)):
-            totals[i] += value
         if a - b:
             self.lost[summary.id] = sorted(a - b)
 
@@ -82,21 +93,40 @@ class _Step:
             more = f" and {len(self.differing) - _SHOWN} more" if len(self.differing) > _SHOWN else ""
             raise InputError(f"the runs grade different prompts under the same id: {shown}{more}")
 
-    def retention_rows(self, step: int) -> list[dict[str, Any]]:
-        rows = []
-        for (level, domain), (first_modes, kept, gone, gained, prompts) in sorted(self.totals.items()):
-            share = kept / first_modes if first_modes else None
-            values: tuple[float | None, ...] = (first_modes, kept, gone, gained, share)
-            for name, estimate in zip(_RETENTION, values):
-                rows.append(
-                    {"step": step, "level": level, "domain": domain, "draws": None, "metric": name,
-                     "k": None, "estimate": estimate, "prompts": prompts}
-                )  # fmt: skip
+    def retention_rows(self, step: int, first: bool, settings: Bootstrap) -> list[dict[str, Any]]:
+        if not first and not self.pairs:
+            raise InputError(f"step {step} ({self.path}) has no prompt in common with the first step")
+        rows: list[dict[str, Any]] = []
+        for (level, domain), pairs in sorted(self.pairs.items()):
+            found = _group_rows(level, domain, pairs, [], settings)
+            if not first:  # the first step's modes found: kept + lost (means per prompt)
+                kept, gone = (
+                    next(r for r in found if r["metric"] == m) for m in ("modes_retained", "modes_lost")
+                )
+                rows.append({"step": step, "level": level, "domain": domain, "draws": None,
+                             "metric": "modes_first", "k": kept["k"], "estimate": kept["estimate"] + gone["estimate"],
+                             "ci_low": None, "ci_high": None, "prompts": kept["prompts"], "p_value": None,
+                             "reportable": None})  # fmt: skip
+            for row in found:
+                name = _RETENTION.get(row["metric"])
+                if name is None or first:  # the first step's own baseline is among its stats rows
+                    continue
+                if name == "retention_vs_baseline":  # retention at the baseline's draws, beside it
+                    rows.append({"step": step, "level": level, "domain": domain, "draws": None,
+                                 "metric": "retention_share", "k": row["k"], "estimate": row["b"],
+                                 "ci_low": None, "ci_high": None, "prompts": row["prompts"],
+                                 "p_value": None, "reportable": None})  # fmt: skip
+                rows.append({"step": step, "level": level, "domain": domain, "draws": None, "metric": name,
+                             "k": row["k"], "estimate": row["estimate"], "ci_low": row["ci_low"],
+                             "ci_high": row["ci_high"], "prompts": row["prompts"], "p_value": row["p_value"],
+                             "reportable": None})  # fmt: skip
         return rows
 
 
 def trajectory_table(
-    steps: Sequence[tuple[int, str | os.PathLike[str]]], ks: Sequence[int] | None = None
+    steps: Sequence[tuple[int, str | os.PathLike[str]]],
+    ks: Sequence[int] | None = None,
+    settings: Bootstrap | None = None,
 ) -> StatsTable:
     """The trajectory of completed receipts given as ``(step, receipt)``; steps must be distinct.
 
@@ -112,8 +142,10 @@ def trajectory_table(
     rows: list[dict[str, Any]] = []
     lost: dict[str, dict[str, list[str]]] = {}
     sources = []
-    first: dict[PromptKey, tuple[str, dict[str, int]]] | None = None
-    for step, receipt in ordered:
+    first: dict[PromptKey, tuple[str, dict[str, int], Profile]] | None = None
+    chosen = settings if settings is not None else Bootstrap()
+    threshold = reportable_threshold([receipt for _, receipt in ordered])
+    for number, (step, receipt) in enumerate(ordered):
         reader = _Step(receipt, first)
         for summary in chunks.entries(completed_receipt(receipt), entry_summary, light=True):
             reader.add(summary)
@@ -121,10 +153,13 @@ def trajectory_table(
         if first is None:
             first = reader.keep
         source = {"receipt": receipt, "sha256": file_sha256(receipt)}
-        table = curves_from_profiles(reader.profiles, ks, None, source)
+        table = curves_from_profiles(reader.profiles, ks, chosen, source, threshold=threshold)
         sources.append({"step": step, **source})
         for row in table.rows:
-            rows.append({"step": step, **{c: row[c] for c in COLUMNS if c != "step"}})
+            rows.append({"step": step, **{c: row.get(c) for c in COLUMNS if c != "step"}})
         lost[str(step)] = reader.lost
-        rows.extend(reader.retention_rows(step))
-    return StatsTable(SCHEMA, COLUMNS, tuple(rows), {"runs": sources, "lost_modes": lost})
+        rows.extend(reader.retention_rows(step, number == 0, chosen))
+    meta = {"runs": sources, "lost_modes": lost,
+            "bootstrap": {"engine": bootstrap.engine(), "seed": chosen.seed, "resamples": chosen.resamples,
+                          "level": chosen.level}}  # fmt: skip
+    return StatsTable(SCHEMA, COLUMNS, tuple(rows), meta)
