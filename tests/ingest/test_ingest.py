@@ -94,6 +94,7 @@ def test_lm_eval_rows_with_references_grade_in_custom_mode(tmp_path: Path) -> No
         ("{not json", "line 2: invalid JSON"),
         (json.dumps({"doc": {}, "arguments": []}), "line 2: missing field: resps"),
         (json.dumps({"doc": {}, "resps": [[1, 2]]}), "line 2: resps must contain only strings"),
+        (json.dumps({"doc": {}, "resps": [["a"]]}), "line 2: missing field: doc_id"),
         (json.dumps({"resps": [["a"]]}), "line 2: missing field: doc"),
     ],
 )
@@ -325,7 +326,7 @@ def test_step_named_directories_are_not_step_files(
     code, _, err = _cli(
         capsys, "ingest", "verl", str(tmp_path / "dump"), "--output", str(tmp_path / "o.jsonl")
     )
-    assert code == 2 and f"{tmp_path / 'dump'}: no verl {{step}}.jsonl rollout files" in err
+    assert code == 2 and f"{tmp_path / 'dump'}: no verl step files (7.jsonl for step 7)" in err
 
 
 def test_trajectory_of_a_malformed_dump_names_it_and_leaves_no_cache(
