@@ -65,10 +65,14 @@ def _files(source: Path, notes: dict[str, Any]) -> list[Path]:
             )
         if held is None or (date, str(path)) > (held[0], str(held[1])):
             if held is not None:
-                skipped.append({"path": str(held[1]), "reason": f"older run of task {task}: {path.name} is newer"})
+                skipped.append(
+                    {"path": str(held[1]), "reason": f"older run of task {task}: {path.name} is newer"}
+                )
             latest[task] = (date, path)
         else:
-            skipped.append({"path": str(path), "reason": f"older run of task {task}: {held[1].name} is newer"})
+            skipped.append(
+                {"path": str(path), "reason": f"older run of task {task}: {held[1].name} is newer"}
+            )
     return sorted(path for _, path in latest.values())
 
 
@@ -155,7 +159,9 @@ def _read_file(path: Path, options: ReadOptions) -> Iterator[SourcePrompt]:
             ident = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
             rule = "id"
         row = {f: doc[f] for f in _ROW_FIELDS} if all(f in doc for f in _ROW_FIELDS) else None
-        yield SourcePrompt(None, ident, _prompt(line.get("arguments")), responses, location, row, id_rule=rule)
+        yield SourcePrompt(
+            None, ident, _prompt(line.get("arguments")), responses, location, row, id_rule=rule
+        )
     if chosen is not None and chosen not in seen:
         raise InputError(f"{path}: no filter {chosen} (filters: {', '.join(filters) or 'none'})")
     if not filters:

@@ -22,6 +22,7 @@ from modebench.validation import InputError
 
 __all__ = ["read", "step_files"]
 
+
 def step_files(source: Path) -> list[tuple[int, Path]]:
     if source.is_file():
         paths = [source]

@@ -76,7 +76,7 @@ def _in_venv(out: Path, version: str, venv: Path) -> None:
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(python), "-m", "pip", "install", "--quiet"]
-    subprocess.run([*pip, f"inspect-ai=={version}", "sympy>=1.12,<2"], check=True)
+    subprocess.run([*pip, f"inspect-ai=={version}", "sympy>=1.12,<2", "pyarrow>=21"], check=True)
     subprocess.run([*pip, "--no-deps", "-e", str(REPO)], check=True)
     env = {**os.environ, "PYTHONPATH": ""}
     subprocess.run([str(python), __file__, str(out)], check=True, env=env)
@@ -89,7 +89,11 @@ if __name__ == "__main__":
     parser.add_argument("--venv", type=Path)
     args = parser.parse_args()
     if args.inspect_version:
-        _in_venv(args.out.resolve(), args.inspect_version, args.venv or Path(f".venv-inspect-{args.inspect_version}"))
+        _in_venv(
+            args.out.resolve(),
+            args.inspect_version,
+            args.venv or Path(f".venv-inspect-{args.inspect_version}"),
+        )
     else:
         write(args.out)
         import inspect_ai

@@ -90,32 +90,44 @@ def _run(tasks: Path, task: str, output: Path, *extra: str) -> None:
     ]  # fmt: skip
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
-        raise RuntimeError(f"lm-eval failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        raise RuntimeError(
+            f"lm-eval failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
 
 
-def write(requests: list[dict[str, Any]], out: Path, scratch: Path) -> dict[str, Path]:
-    """Run lm-eval for every case; returns each case's output directory."""
+def write(
+    requests: list[dict[str, Any]],
+    out: Path,
+    scratch: Path,
+    cases: tuple[str, ...] = ("one", "two", "system", "rerun"),
+) -> dict[str, Path]:
+    """Run lm-eval for each case; returns each case's output directory."""
     chosen = requests[:DOCS]
     one = scratch / "one.jsonl"
     two = scratch / "two.jsonl"
-    one.write_text("".join(json.dumps({"user": r["messages"][-1]["content"], "answer": ""}) + "\n" for r in chosen))
+    one.write_text(
+        "".join(json.dumps({"user": r["messages"][-1]["content"], "answer": ""}) + "\n" for r in chosen)
+    )
     two.write_text(
-        "".join(json.dumps({"id": r["id"], "user": r["messages"][-1]["content"], "answer": ""}) + "\n" for r in chosen)
+        "".join(
+            json.dumps({"id": r["id"], "user": r["messages"][-1]["content"], "answer": ""}) + "\n"
+            for r in chosen
+        )
     )
     tasks = scratch / "tasks"
     tasks.mkdir(parents=True, exist_ok=True)
     (tasks / "mb_one.yaml").write_text(_ONE.format(data=one))
     (tasks / "mb_two.yaml").write_text(_TWO.format(data=two, repeats=REPEATS))
     system = chosen[0]["messages"][0]["content"]
-    cases = {
+    runs_of: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         "one": [("mb_one", ())],
         "two": [("mb_two", ())],
         "system": [("mb_one", ("--system_instruction", system))],
         "rerun": [("mb_one", ()), ("mb_one", ())],
     }
     written = {}
-    for name, runs in cases.items():
-        for task, extra in runs:
+    for name in cases:
+        for task, extra in runs_of[name]:
             _run(tasks, task, out / name, *extra)
         written[name] = out / name
     return written

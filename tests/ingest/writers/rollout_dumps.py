@@ -58,8 +58,8 @@ QWEN25_TEMPLATE = (
     "{{- '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n' }}"
     "{%- endif %}"
     "{%- for message in messages %}"
-    "{%- if (message.role == \"user\") or (message.role == \"system\" and not loop.first) "
-    "or (message.role == \"assistant\" and not message.tool_calls) %}"
+    '{%- if (message.role == "user") or (message.role == "system" and not loop.first) '
+    'or (message.role == "assistant" and not message.tool_calls) %}'
     "{{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>' + '\n' }}"
     "{%- endif %}"
     "{%- endfor %}"
@@ -74,7 +74,13 @@ FAMILIES: dict[str, dict[str, Any]] = {
     },
     "llama3": {
         "template": LLAMA3_TEMPLATE,
-        "special": ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"],
+        "special": [
+            "<|begin_of_text|>",
+            "<|end_of_text|>",
+            "<|start_header_id|>",
+            "<|end_header_id|>",
+            "<|eot_id|>",
+        ],
         # verl's hf_tokenizer sets a missing pad token to the eos token
         "tokens": {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>", "pad_token": "<|eot_id|>"},
     },
@@ -121,7 +127,9 @@ def write_verl(requests: list[dict[str, Any]], family: str, out: Path, steps: in
         # RLHFDataset.__getitem__: chat template, then token ids without special tokens added
         rows = []
         for request in requests:
-            raw_prompt = tokenizer.apply_chat_template(request["messages"], add_generation_prompt=True, tokenize=False)
+            raw_prompt = tokenizer.apply_chat_template(
+                request["messages"], add_generation_prompt=True, tokenize=False
+            )
             rows.append((request, tokenizer(raw_prompt, add_special_tokens=False)["input_ids"]))
         max_prompt_length = max(len(ids) for _, ids in rows)
         prompts, responses, gts, scores = [], [], [], []
@@ -168,19 +176,27 @@ def write_trl(requests: list[dict[str, Any]], family: str, out: Path, steps: int
     tokenizer = chat_tokenizer(family)
     (out / "completions").mkdir(parents=True, exist_ok=True)
     for global_step in range(1, steps + 1):
-        logs: dict[str, Any] = {"prompt": [], "completion": [], "rewards": {"correctness": []}, "extra": {"prompt_id": []}, "advantages": []}
+        logs: dict[str, Any] = {
+            "prompt": [],
+            "completion": [],
+            "rewards": {"correctness": []},
+            "extra": {"prompt_id": []},
+            "advantages": [],
+        }
         # RepeatSampler: each prompt num_generations times in a row
         inputs = [request for request in requests for _ in range(n)]
         # maybe_apply_chat_template(example, processing_class)["prompt"]
         prompts_text = [
-            tokenizer.apply_chat_template(r["messages"], tokenize=False, add_generation_prompt=True) for r in inputs
+            tokenizer.apply_chat_template(r["messages"], tokenize=False, add_generation_prompt=True)
+            for r in inputs
         ]
         encoded = tokenizer(prompts_text, add_special_tokens=False)["input_ids"]
         width = max(len(ids) for ids in encoded)
         prompt_ids = [_left_pad(ids, width, tokenizer.pad_token_id) for ids in encoded]
         completions = [text for request in requests for text in _draws(request, global_step, n)]
         completion_ids = [
-            tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id] for text in completions
+            tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+            for text in completions
         ]
         prompts_text = tokenizer.batch_decode(prompt_ids, skip_special_tokens=True)
         completions_text = tokenizer.batch_decode(completion_ids, skip_special_tokens=True)
