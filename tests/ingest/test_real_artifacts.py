@@ -119,8 +119,8 @@ def test_nothing_matched_is_an_error_naming_the_prompt_and_the_renderings(
     dumps: Any, requests: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
 ) -> None:
     other = [
-        {**r, "messages": [r["messages"][0], {"role": "user", "content": "Another benchmark's question."}]}
-        for r in requests[:2]
+        {**r, "messages": [r["messages"][0], {"role": "user", "content": f"Another benchmark's question {i}."}]}
+        for i, r in enumerate(requests[:2])
     ]
     writer = dumps.write_verl if fmt == "verl" else dumps.write_trl
     source = writer(other, "qwen2.5", tmp_path / "dump", steps=1)
@@ -128,7 +128,7 @@ def test_nothing_matched_is_an_error_naming_the_prompt_and_the_renderings(
     code, _, err = _cli(capsys, "ingest", fmt, str(source), "--output", str(out), *REGISTRY)
     assert code == 2 and "Traceback" not in err
     assert "none of 2 source prompts matched a registered prompt" in err
-    assert "Another benchmark's question." in err
+    assert "Another benchmark's question 0." in err
     assert "template:llama3:skip-special-tokens" in err and "text:user" in err
     assert not list(tmp_path.glob("o*.jsonl"))
 

@@ -110,7 +110,7 @@ def _left_pad(ids: list[int], length: int, pad: int) -> list[int]:
 def _draws(request: dict[str, Any], step: int, n: int) -> list[str]:
     """n distinct model outputs for a prompt: boxed expressions, some of them the same mode."""
     user = request["messages"][-1]["content"]
-    numbers = user.split("[", 1)[1].split("]", 1)[0].split(", ")
+    numbers = user.split("[", 1)[1].split("]", 1)[0].split(", ") if "[" in user else ["1", "2"]
     ops = ["+", "-", "*", "+"]
     out = []
     for draw in range(n):
