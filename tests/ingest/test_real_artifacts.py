@@ -119,7 +119,10 @@ def test_nothing_matched_is_an_error_naming_the_prompt_and_the_renderings(
     dumps: Any, requests: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
 ) -> None:
     other = [
-        {**r, "messages": [r["messages"][0], {"role": "user", "content": f"Another benchmark's question {i}."}]}
+        {
+            **r,
+            "messages": [r["messages"][0], {"role": "user", "content": f"Another benchmark's question {i}."}],
+        }
         for i, r in enumerate(requests[:2])
     ]
     writer = dumps.write_verl if fmt == "verl" else dumps.write_trl
@@ -356,6 +359,7 @@ def test_lm_eval_cli_live(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     from tests.ingest.writers.rollout_dumps import bundled_requests
 
     written = lm_eval_runs.write(bundled_requests(), tmp_path / "out", tmp_path / "scratch", cases=("two",))
+    capsys.readouterr()  # what prepare printed
     [source] = sorted(written["two"].rglob("samples_mb_two_*.jsonl"))
     live, _ = _ingest(capsys, "lm-eval", str(source), "--output", str(tmp_path / "live.jsonl"), *REGISTRY)
     [fixture] = _samples("two")
@@ -403,7 +407,7 @@ def test_inspect_logs_of_both_formats_ingest_every_epoch(
     assert outputs[0] == outputs[1]
     assert [r["id"] for r in outputs[0]] == [r["id"] for r in requests[:3]]
     assert {len(r["responses"]) for r in outputs[0]} == {2}
-    assert all(text.startswith("Default output from mockllm") for r in outputs[0] for text in r["responses"])
+    assert all(text == "\\boxed{1}" for r in outputs[0] for text in r["responses"])
 
 
 def test_inspect_errored_epoch_is_a_failed_draw(
@@ -436,3 +440,22 @@ def test_inspect_extra_lower_bound_is_the_oldest_tested_inspect() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text()
     [bound] = re.findall(r'^inspect = \["inspect-ai>=([0-9.]+)"\]', pyproject, re.M)
     assert (INSPECT_OLD / "INSPECT_VERSION").read_text().strip() == bound
+
+
+@pytest.mark.parametrize("name", ["mockllm.eval", "mockllm.json", "errored.json"])
+def test_inspect_ingest_equals_inspects_own_reader(
+    inspect_logs: Path, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Inspect's ``read_eval_log`` (the installed, newest Inspect, reading either version's log) is
+    the oracle: per sample, its epochs' ``output.completion`` in epoch order."""
+    from inspect_ai.log import read_eval_log
+
+    log = read_eval_log(str(inspect_logs / name))
+    expected: dict[str, list[tuple[int, str]]] = {}
+    for sample in log.samples or []:
+        expected.setdefault(str(sample.id), []).append((sample.epoch, sample.output.completion))
+    out = tmp_path / "o.jsonl"
+    _ingest(capsys, "inspect", str(inspect_logs / name), "--output", str(out), *REGISTRY)
+    assert {r["id"]: r["responses"] for r in read_jsonl(out)} == {
+        ident: [text for _, text in sorted(epochs)] for ident, epochs in expected.items()
+    }

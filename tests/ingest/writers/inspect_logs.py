@@ -7,7 +7,9 @@ there — how the committed logs of the oldest Inspect the ``inspect`` extra all
 
 It writes, all offline (Inspect's ``mockllm/model`` and one local model provider):
 
-* ``mockllm.eval`` and ``mockllm.json`` — 3 samples × 2 epochs, both log formats;
+* ``mockllm.eval`` and ``mockllm.json`` — 3 samples × 2 epochs, both log formats (mockllm answers
+  ``\\boxed{1}`` with its token usage given: current mockllm otherwise counts tokens with a
+  tiktoken encoding it downloads, and every sample fails offline);
 * ``errored.json`` — a provider that fails the second call for the first prompt; with
   ``fail_on_error=False`` that epoch is kept in the log with its ``error``;
 * ``eval_set/`` — an ``eval_set`` log directory (with the bookkeeping files ``eval_set`` writes).
@@ -29,7 +31,7 @@ TASK = "modebench/level1_countdown"
 
 def _flaky_provider() -> None:
     """Register ``flaky/once``: answers like mockllm, but fails the 2nd call for the first prompt."""
-    from inspect_ai.model import ModelAPI, ModelOutput, modelapi
+    from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
 
     calls: dict[str, int] = {}
 
@@ -39,11 +41,25 @@ def _flaky_provider() -> None:
             calls[text] = calls.get(text, 0) + 1
             if "[2, 9, 11]" in text and calls[text] == 2:
                 raise RuntimeError("provider failure (simulated)")
-            return ModelOutput.from_content(model="once", content="\\boxed{11-9-2}")
+            output = ModelOutput.from_content(model="once", content="\\boxed{11-9-2}")
+            output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+            return output
 
     @modelapi(name="flaky")  # type: ignore[misc]
     def flaky() -> type[ModelAPI]:
         return Flaky
+
+
+def _mockllm(calls: int) -> Any:
+    """mockllm with exactly ``calls`` outputs (a finite list: ``eval_set`` records model args)."""
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    outputs = []
+    for _ in range(calls):
+        output = ModelOutput.from_content(model="mockllm/model", content="\\boxed{1}")
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        outputs.append(output)
+    return get_model("mockllm/model", custom_outputs=outputs)
 
 
 def write(out: Path) -> None:
@@ -54,7 +70,7 @@ def write(out: Path) -> None:
     scratch = out / ".scratch"
     for fmt in ("eval", "json"):
         logs = inspect_eval(
-            TASK, model="mockllm/model", limit=3, epochs=2, log_dir=str(scratch / fmt), log_format=fmt,
+            TASK, model=_mockllm(6), limit=3, epochs=2, log_dir=str(scratch / fmt), log_format=fmt,
             display="none",
         )  # fmt: skip
         shutil.move(logs[0].location, out / f"mockllm.{fmt}")
@@ -65,7 +81,7 @@ def write(out: Path) -> None:
     )  # fmt: skip
     shutil.move(logs[0].location, out / "errored.json")
     eval_set(
-        TASK, model="mockllm/model", limit=2, epochs=2, log_dir=str(out / "eval_set"), log_format="eval",
+        TASK, model=_mockllm(4), limit=2, epochs=2, log_dir=str(out / "eval_set"), log_format="eval",
         display="none",
     )  # fmt: skip
     shutil.rmtree(scratch)

@@ -103,6 +103,7 @@ def write(
 ) -> dict[str, Path]:
     """Run lm-eval for each case; returns each case's output directory."""
     chosen = requests[:DOCS]
+    scratch.mkdir(parents=True, exist_ok=True)
     one = scratch / "one.jsonl"
     two = scratch / "two.jsonl"
     one.write_text(
