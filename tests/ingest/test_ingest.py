@@ -9,19 +9,10 @@ from typing import Any
 import pytest
 
 from modebench.api import EvaluationOptions, evaluate_file, ingest
-from modebench.cli import main
 from tests.ingest.conftest import chatml, read_jsonl
+from tests.ingest.conftest import run_cli as _cli
 
 REGISTRY = ["--registry", "bundled", "--config", "level1_countdown"]
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _write_lines(path: Path, lines: list[Any]) -> Path:

@@ -16,21 +16,12 @@ from typing import Any
 import pytest
 
 from modebench.api import trajectory
-from modebench.cli import main
 from tests.ingest.conftest import read_jsonl
+from tests.ingest.conftest import run_cli as _cli
 
 REGISTRY = ["--registry", "bundled", "--config", "level1_countdown"]
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _ingest(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[dict[str, Any], str]:
