@@ -7,7 +7,7 @@ Since 0.4.3 the harness writes ``samples_{task}_{date_id}.jsonl`` (``EvaluationT
 JSON array, again one element per document and filter, the filters one after another but unnamed.
 
 Each document of the chosen filter is one prompt: its responses are every repeat in ``resps``.
-The filter is ``--filter NAME`` (``#N`` for the N-th filter of a legacy file), by default the task's
+The filter is ``--filter NAME`` (``#N`` for the N-th filter of a file without ``filter`` fields), by default the task's
 first filter; the summary names it. A prompt's identity includes its task (the file), so documents
 of different tasks never merge (two that match one registered prompt are an error). A document is
 named by ``doc.id`` (or ``--id-field``, a dotted path into ``doc``), else matched by its prompt
