@@ -488,18 +488,26 @@ def ingest(
     data_root: PathLike | None = None,
     cache_dir: PathLike | None = None,
     offline: bool = False,
+    id_field: str | None = None,
+    lm_eval_filter: str | None = None,
+    tokenizer: PathLike | None = None,
 ) -> dict[str, Any]:
     """Convert Inspect / lm-eval / verl / TRL response logs into evaluate input (``docs/ingest.md``).
 
-    Prompts are matched by the source's prompt ids, or — with a registry split (``config``) — by
-    the registered prompt's hash; unmatched prompts are counted and listed in the summary.
+    Prompts are matched by the source's prompt ids (or ``id_field``), or — with a registry split
+    (``config``) — by exact renderings of the registered prompts (chat templates with and without
+    special tokens; ``tokenizer``'s own template too); unmatched prompts are counted and listed in
+    the summary, and none matched is an error.
     """
     from modebench import ingest as _ingest
 
     index = _ingest.prompt_index(
-        registry, config, split, data_root=data_root, cache_dir=cache_dir, offline=offline
+        registry, config, split, data_root=data_root, cache_dir=cache_dir, offline=offline,
+        tokenizer=tokenizer,
+    )  # fmt: skip
+    return _ingest.ingest(
+        fmt, source, output_path, index=index, id_field=id_field, lm_eval_filter=lm_eval_filter
     )
-    return _ingest.ingest(fmt, source, output_path, index=index)
 
 
 def trajectory(

@@ -26,5 +26,15 @@ def chatml(messages: list[dict[str, str]]) -> str:
     return turns + "<|im_start|>assistant\n"
 
 
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``modebench ARGV``: exit code, stdout, stderr."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]

@@ -9,19 +9,10 @@ from typing import Any
 import pytest
 
 from modebench.api import EvaluationOptions, evaluate_file, ingest
-from modebench.cli import main
 from tests.ingest.conftest import chatml, read_jsonl
+from tests.ingest.conftest import run_cli as _cli
 
 REGISTRY = ["--registry", "bundled", "--config", "level1_countdown"]
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _write_lines(path: Path, lines: list[Any]) -> Path:
@@ -94,6 +85,7 @@ def test_lm_eval_rows_with_references_grade_in_custom_mode(tmp_path: Path) -> No
         ("{not json", "line 2: invalid JSON"),
         (json.dumps({"doc": {}, "arguments": []}), "line 2: missing field: resps"),
         (json.dumps({"doc": {}, "resps": [[1, 2]]}), "line 2: resps must contain only strings"),
+        (json.dumps({"doc": {}, "resps": [["a"]]}), "line 2: missing field: doc_id"),
         (json.dumps({"resps": [["a"]]}), "line 2: missing field: doc"),
     ],
 )
@@ -325,7 +317,7 @@ def test_step_named_directories_are_not_step_files(
     code, _, err = _cli(
         capsys, "ingest", "verl", str(tmp_path / "dump"), "--output", str(tmp_path / "o.jsonl")
     )
-    assert code == 2 and f"{tmp_path / 'dump'}: no verl {{step}}.jsonl rollout files" in err
+    assert code == 2 and f"{tmp_path / 'dump'}: no verl step files (7.jsonl for step 7)" in err
 
 
 def test_trajectory_of_a_malformed_dump_names_it_and_leaves_no_cache(

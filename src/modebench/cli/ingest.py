@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from modebench.cli._common import add_split_options, print_json
@@ -23,8 +24,18 @@ def _ingest(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         data_root=args.data_root,
         cache_dir=args.cache_dir,
         offline=args.offline,
+        id_field=args.id_field,
+        lm_eval_filter=args.filter,
+        tokenizer=args.tokenizer,
     )
     print_json(summary, indent=2)
+    if summary["unmatched"]:
+        first = summary["unmatched_prompts"][0]
+        print(
+            f"modebench ingest: {summary['unmatched']} of {summary['source_prompts']} source prompts "
+            f"matched no registered prompt and were left out (first: {first}); see unmatched_prompts",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -40,5 +51,23 @@ def add_commands(commands: Any) -> None:
     cmd.add_argument("format", choices=tuple(FORMATS), metavar="FORMAT", help=f"one of {', '.join(FORMATS)}")
     cmd.add_argument("source", help="log file or directory")
     cmd.add_argument("--output", required=True, help="output JSONL path")
-    add_split_options(cmd, config="frozen config whose registered prompts are matched by hash")
+    add_split_options(cmd, config="frozen config whose registered prompts are matched by their renderings")
+    cmd.add_argument(
+        "--id-field",
+        metavar="NAME",
+        help="the source field holding the modebench prompt id (dotted path): a TRL column, a verl "
+        "line key (gts, gts.id, an extra key), an lm-eval doc field, an Inspect sample field",
+    )
+    cmd.add_argument(
+        "--filter",
+        metavar="NAME",
+        help="lm-eval: the filter whose documents to read (default: each task's first filter; "
+        "#N for the N-th filter of a 0.4.0-0.4.2 file)",
+    )
+    cmd.add_argument(
+        "--tokenizer",
+        metavar="DIR",
+        help="a local tokenizer directory (needs transformers) whose chat template renders the "
+        "registered prompts too, decoded with and without special tokens",
+    )
     cmd.set_defaults(handler=_ingest)

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 from modebench.guard import MAX_LINE_BYTES, open_regular
 from modebench.validation import InputError
 
-__all__ = ["iter_member"]
+__all__ = ["iter_array", "iter_member"]
 
 _CHUNK = 1 << 20
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -149,3 +149,13 @@ def _elements(reader: _Reader) -> Iterator[Any]:
             reader.pos += 1
             return
         reader.expect(",")
+
+
+def iter_array(path: Path) -> Iterator[Any]:
+    """Each element of a file that is one top-level JSON array (lm-eval 0.4.0–0.4.2 sample files)."""
+    with path.open("r", encoding="utf-8") as handle:
+        reader = _Reader(handle, path)
+        reader.expect("[")
+        yield from _elements(reader)
+        if reader.peek() != "":
+            raise reader.fail("extra data")

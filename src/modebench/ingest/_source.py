@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -10,7 +12,7 @@ from modebench.contracts import install_hint
 from modebench.guard import bounded_lines, open_regular
 from modebench.validation import InputError
 
-__all__ = ["SourcePrompt", "iter_json_lines", "need_pyarrow"]
+__all__ = ["ReadOptions", "SourcePrompt", "field", "source_id", "iter_json_lines", "need_pyarrow"]
 
 
 class SourcePrompt(NamedTuple):
@@ -24,6 +26,41 @@ class SourcePrompt(NamedTuple):
     location: str
     #: Custom-mode fields (``level``, ``domain``, ``answer``) when the source carries the whole row.
     row: dict[str, Any] | None = None
+    #: The rule reported when ``ident`` matches: ``id`` (the source's own id field) or ``id-field:NAME``.
+    id_rule: str = "id"
+
+
+@dataclass
+class ReadOptions:
+    """What the user chose (``--id-field``, ``--filter``), and what a reader reports back for the
+    summary: lm-eval's chosen filter per task, files skipped, failed draws kept."""
+
+    id_field: str | None = None
+    lm_eval_filter: str | None = None
+    notes: dict[str, Any] = dataclass_field(default_factory=dict)
+
+
+_MISSING = object()
+
+
+def field(record: Any, path: str) -> Any:
+    """The value at a dotted ``path`` (``gts.id``) of a record, or ``_MISSING``."""
+    value = record
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return _MISSING
+        value = value[part]
+    return value
+
+
+def source_id(record: Any, path: str, location: str) -> str:
+    """The prompt id a record names at ``--id-field PATH``: a string or an integer, or an error."""
+    value = field(record, path)
+    if value is _MISSING:
+        raise InputError(f"{location}: missing id field: {path}")
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InputError(f"{location}: id field {path} must be a string or an integer")
+    return str(value)
 
 
 def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -6,7 +6,15 @@ otherwise its ``input`` (a string or chat messages) is matched by hash. The resp
 
 Both formats stream: a sample's full record (transcript, events, store) is parsed one at a time and
 only its id, epoch, completion and first input are kept, so memory grows with the responses, not
-with the log. A ``.eval`` log is a zip with one member ``samples/<id>_epoch_<n>.json`` per sample
+with the log.
+
+Versions: Inspect up to 0.3.122 never stored ``output.completion`` (a property computed from
+``choices[0].message``), so without it the completion is ``choices[0].message.content`` — a string,
+or content parts whose ``text`` parts are joined, as Inspect's own property does. A sample epoch
+that failed (``error`` set, kept by ``fail_on_error=False``) is a failed draw: its response is
+``""`` and the summary counts and lists it. In a directory, only Inspect logs are read: the
+``.eval`` files and the ``.json`` files that open like a log (``{"version": …``); ``eval-set.json``,
+``logs.json`` and other files ``eval_set`` and friends write are listed as skipped. A ``.eval`` log is a zip with one member ``samples/<id>_epoch_<n>.json`` per sample
 epoch, read member by member (Inspect compresses members with zstd, which the ``inspect`` extra
 teaches ``zipfile`` on Python < 3.14); a ``.json`` log's ``samples`` array is walked element by
 element (:mod:`modebench.ingest._jsonstream`). Prompts come out in the order Inspect's
@@ -17,6 +25,7 @@ epoch order.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import zipfile
 from collections.abc import Iterator
@@ -26,7 +35,7 @@ from typing import Any
 from modebench.contracts import install_hint
 from modebench.guard import Decompression, open_regular
 from modebench.ingest._jsonstream import iter_member
-from modebench.ingest._source import SourcePrompt
+from modebench.ingest._source import ReadOptions, SourcePrompt, source_id
 from modebench.validation import InputError
 
 __all__ = ["read"]
@@ -76,42 +85,92 @@ def _order(ident: Any) -> str:
     return ident if isinstance(ident, str) else str(ident).zfill(20)
 
 
-def _files(source: Path) -> list[Path]:
-    if source.is_dir():
-        return sorted(p for p in source.iterdir() if p.suffix in (".eval", ".json"))
-    return [source]
+_LOG_HEAD = re.compile(rb'\s*\{\s*"version"\s*:')
 
 
-def _read_file(path: Path) -> Iterator[SourcePrompt]:
-    # Per sample id: [sort key of its first epoch, that epoch's location and input, (epoch, completion)s].
+def _is_log(path: Path) -> bool:
+    if path.suffix == ".eval":
+        return True
+    with path.open("rb") as handle:
+        return _LOG_HEAD.match(handle.read(256)) is not None
+
+
+def _files(source: Path, notes: dict[str, Any]) -> list[Path]:
+    if not source.is_dir():
+        return [source]
+    files = []
+    skipped: list[dict[str, str]] = notes.setdefault("skipped_files", [])
+    for path in sorted(p for p in source.iterdir() if p.is_file()):
+        if path.suffix in (".eval", ".json") and _is_log(path):
+            files.append(path)
+        else:
+            skipped.append({"path": str(path), "reason": "not an Inspect log"})
+    return files
+
+
+def _text(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: ContentText {"type": "text", "text": …}, …
+        parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+        if all(isinstance(p, str) for p in parts):
+            return "\n".join(str(p) for p in parts)
+    return None
+
+
+def _completion(sample: dict[str, Any], location: str, notes: dict[str, Any]) -> str:
+    error = sample.get("error")
+    if error is not None:
+        message = error.get("message") if isinstance(error, dict) else error
+        notes.setdefault("failed_draws", []).append({"location": location, "error": str(message)[:500]})
+        return ""
+    output = sample.get("output")
+    if isinstance(output, dict):
+        completion = output.get("completion")
+        if isinstance(completion, str):
+            return completion
+        choices = output.get("choices")
+        if isinstance(choices, list):
+            if not choices:  # a model that returned nothing: Inspect's completion is ""
+                return ""
+            message = choices[0].get("message") if isinstance(choices[0], dict) else None
+            text = _text(message.get("content")) if isinstance(message, dict) else None
+            if text is not None:
+                return text
+    raise InputError(f"{location}: missing field: output.completion (or output.choices[0].message.content)")
+
+
+def _read_file(path: Path, options: ReadOptions) -> Iterator[SourcePrompt]:
+    # Per sample id: [sort key of its first epoch, that epoch's location and input, (epoch, completion)s,
+    # the --id-field value].
+    notes, id_field = options.notes, options.id_field
     groups: dict[str, list[Any]] = {}
     samples = _json_samples(path) if path.suffix == ".json" else _eval_samples(path)
     for location, sample in samples:
         ident = sample.get("id") if isinstance(sample, dict) else None
         if not isinstance(ident, (str, int)) or isinstance(ident, bool):
             raise InputError(f"{location}: missing field: id")
-        output = sample.get("output")
-        completion = output.get("completion") if isinstance(output, dict) else None
-        if not isinstance(completion, str):
-            raise InputError(f"{location}: missing field: output.completion")
+        completion = _completion(sample, location, notes)
         raw_epoch = sample.get("epoch", 1)
         epoch = raw_epoch if isinstance(raw_epoch, int) else 0
         order = (epoch, _order(ident))
         group = groups.get(str(ident))
         if group is None:
-            groups[str(ident)] = [order, location, sample.get("input"), [(epoch, completion)]]
+            named = source_id(sample, id_field, location) if id_field is not None else str(ident)
+            groups[str(ident)] = [order, location, sample.get("input"), [(epoch, completion)], named]
             continue
         if order < group[0]:
             group[:3] = [order, location, sample.get("input")]
         group[3].append((epoch, completion))
-    for key, (_, location, prompt, epochs) in sorted(groups.items(), key=lambda item: item[1][0]):
+    rule = "id" if id_field is None else f"id-field:{id_field}"
+    for _, (_, location, prompt, epochs, named) in sorted(groups.items(), key=lambda item: item[1][0]):
         responses = [text for _, text in sorted(epochs, key=lambda pair: pair[0])]
-        yield SourcePrompt(None, key, prompt, responses, location)
+        yield SourcePrompt(None, named, prompt, responses, location, id_rule=rule)
 
 
-def read(source: Path) -> Iterator[SourcePrompt]:
-    files = _files(source)
+def read(source: Path, options: ReadOptions) -> Iterator[SourcePrompt]:
+    files = _files(source, options.notes)
     if not files:
         raise InputError(f"{source}: no Inspect .eval or .json logs")
-    for path in files:
-        yield from _read_file(path)
+    for path in files:  # --id-field: a dotted path into the sample, e.g. metadata.prompt_id
+        yield from _read_file(path, options)

@@ -1,8 +1,11 @@
 """verl rollout dumps (``trainer.rollout_data_dir``): ``{step}.jsonl`` per logged step.
 
-Each line is one rollout with ``input`` (the prompt as the model saw it), ``output`` and ``score``
-(verl's reward, ignored: modebench grades). Lines of one step with the same ``input`` are one
-prompt's responses, in file order. Files are read one step at a time, so memory holds one step.
+``RayPPOTrainer._dump_generations`` writes one line per rollout with ``input`` (the prompt ids
+decoded with ``skip_special_tokens=True``), ``output``, ``gts`` (the row's
+``reward_model.ground_truth``; newer verl), ``score``, ``step`` and every reward-extra key. Lines of
+one step with the same ``input`` are one prompt's responses, in file order. ``--id-field KEY``
+(dotted: ``gts.id``) names the prompt by a key instead of by its text. Files are read one step at a
+time, so memory holds one step.
 """
 
 from __future__ import annotations
@@ -10,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from modebench.ingest._source import SourcePrompt, iter_json_lines
+from modebench.ingest import _steps
+from modebench.ingest._source import ReadOptions, SourcePrompt, iter_json_lines, source_id
 from modebench.validation import InputError
 
 __all__ = ["read", "step_files"]
@@ -19,34 +23,30 @@ __all__ = ["read", "step_files"]
 def step_files(source: Path) -> list[tuple[int, Path]]:
     """``(step, file)`` of every ``{step}.jsonl`` in the directory (or the one file), by step."""
     paths = [source] if source.is_file() else sorted(p for p in source.glob("*.jsonl") if p.is_file())
-    steps = []
-    for path in paths:
-        if not path.stem.isdigit():
-            if source.is_file():
-                raise InputError(f"{path}: verl rollout files are named {{step}}.jsonl")
-            continue
-        steps.append((int(path.stem), path))
-    if not steps:
-        raise InputError(f"{source}: no verl {{step}}.jsonl rollout files")
-    return sorted(steps)
+    return _steps.step_files(source, paths, r"([0-9]+)\.jsonl", lambda step: f"{step}.jsonl", "verl")
 
 
-def read_step(step: int, path: Path) -> Iterator[SourcePrompt]:
-    groups: dict[str, tuple[str, list[str]]] = {}
+def read_step(step: int, path: Path, options: ReadOptions) -> Iterator[SourcePrompt]:
+    groups: dict[str, tuple[str, str, list[str]]] = {}
+    id_field = options.id_field
     for number, line in iter_json_lines(path):
         prompt, output = line.get("input"), line.get("output")
         if not isinstance(prompt, str):
             raise InputError(f"{path}: line {number}: input must be a string")
         if not isinstance(output, str):
             raise InputError(f"{path}: line {number}: output must be a string")
-        group = groups.get(prompt)
+        key = prompt if id_field is None else source_id(line, id_field, f"{path}: line {number}")
+        group = groups.get(key)
         if group is None:
-            group = groups[prompt] = (f"{path}: line {number}", [])
-        group[1].append(output)
-    for prompt, (location, responses) in groups.items():
-        yield SourcePrompt(step, None, prompt, responses, location)
+            group = groups[key] = (f"{path}: line {number}", prompt, [])
+        group[2].append(output)
+    for key, (location, prompt, responses) in groups.items():
+        if id_field is None:
+            yield SourcePrompt(step, None, prompt, responses, location)
+        else:
+            yield SourcePrompt(step, key, prompt, responses, location, id_rule=f"id-field:{id_field}")
 
 
-def read(source: Path) -> Iterator[SourcePrompt]:
+def read(source: Path, options: ReadOptions) -> Iterator[SourcePrompt]:
     for step, path in step_files(source):
-        yield from read_step(step, path)
+        yield from read_step(step, path, options)
