@@ -376,13 +376,9 @@ Grader = Callable[[Mapping[str, Any]], list[dict[str, Any]]]
 
 
 def _grade_with_shared(prepared: Mapping[str, Any]) -> list[dict[str, Any]]:
-    from modebench import verifier
-
     row = prepared["row"]
-    return [
-        verifier.grade_response(prepared["level"], prepared["domain"], row, text)
-        for text in prepared["raw"]["responses"]
-    ]
+    # ``grade_response`` is this module's global, looked up per call (0.4.0's replaceable hook).
+    return [grade_response(prepared["level"], prepared["domain"], row, text) for text in prepared["raw"]["responses"]]
 
 
 def prompt_result(prepared: Mapping[str, Any], attempts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -567,3 +563,18 @@ __all__ = [
     "protocol_notes",
     "receipt_header",
 ]
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md); grade_response and validate_reference
+# are 0.4.0's call-time hooks, so ``grade_prepared`` callers may replace them here.
+from modebench.contracts import normalize_task_identity  # noqa: E402
+from modebench.data import load_split, prompt_id, split_record  # noqa: E402
+from modebench.metrics import POOLED, cell_summary  # noqa: E402
+from modebench.prompts import HISTORICAL, prompt_sha256  # noqa: E402
+from modebench.validation import validate_reference  # noqa: E402
+
+
+def grade_response(level: Any, domain: Any, row: Any, text: Any) -> dict[str, Any]:
+    """``verifier.grade_response``, looked up at call time (either may be replaced by a caller)."""
+    from modebench import verifier
+
+    return verifier.grade_response(level, domain, row, text)

@@ -310,3 +310,7 @@ class ParallelGrader:
 
 
 __all__ = ["MAX_WORKERS", "ParallelGrader", "grade_prompt", "grade_prompts", "grade_requests"]
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md).
+from modebench.evaluation import grade_prepared  # noqa: E402
+from modebench.verifier import grade_with_worker  # noqa: E402

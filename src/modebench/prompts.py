@@ -87,3 +87,30 @@ __all__ = [
     "profile_metadata",
     "prompt_sha256",
 ]
+
+
+def training_environment(
+    level: Any, domain: Any, environment: Any, condition: str = DEFAULT_CONDITION
+) -> dict[str, Any]:
+    """A trainer's environment variables switched to ``condition``'s template for this task.
+
+    The environment must already name the task's registered template or the condition's own
+    (``OAT_ZERO_PROMPT_TEMPLATE``), so a foreign template is never silently replaced.
+    """
+    import copy
+
+    number = normalize_task_identity(level, domain)[0]
+    wanted = profile_metadata(level, domain, condition)["template_name"]
+    updated = copy.deepcopy(environment)
+    registered = profile_metadata(level, domain, HISTORICAL)["template_name"]
+    if environment.get("OAT_ZERO_PROMPT_TEMPLATE") not in (registered, wanted):
+        raise ValueError("unexpected source template; require a native registered interface")
+    updated["OAT_ZERO_PROMPT_TEMPLATE"] = wanted
+    updated["OAT_ZERO_MODEBENCH_PROMPT_CONDITION"] = condition
+    updated["OAT_ZERO_MODEBENCH_LEVEL"] = str(number)
+    return dict(updated)
+
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md).
+from modebench import registered_prompts as registered  # noqa: E402
+from modebench.compat.templates import CHAT_SURFACES, TEMPLATE_FACTORY  # noqa: E402

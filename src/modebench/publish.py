@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from modebench.validation import InputError
+from modebench.validation import InputError, OutputExistsError
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -43,7 +43,7 @@ def atomic_output(
             try:
                 os.link(temp, final)
             except FileExistsError:
-                raise InputError(f"output already exists: {final}") from None
+                raise OutputExistsError(f"output already exists: {final}") from None
             os.unlink(temp)
         _fsync_dir(final.parent)
     finally:

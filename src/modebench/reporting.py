@@ -395,3 +395,7 @@ __all__ = [
     "recorded_plugins",
     "summarize",
 ]
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md).
+from modebench.contracts import normalize_task_identity  # noqa: E402
+from modebench.identity import file_sha256  # noqa: E402

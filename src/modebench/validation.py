@@ -13,6 +13,7 @@ from typing import Any, TypeGuard
 __all__ = [
     "InputError",
     "OptionError",
+    "OutputExistsError",
     "json_value",
     "loads",
     "is_integer",
@@ -181,3 +182,11 @@ def validate_reference(level: Any, domain: Any, answer: Any) -> dict[str, Any]:
     from modebench.verifier import reference_check
 
     return reference_check(level, domain, answer)
+
+
+class OutputExistsError(InputError, FileExistsError):
+    """The destination already exists and is never overwritten.
+
+    An :class:`InputError` for this project's callers (its message is ours) and a
+    ``FileExistsError`` for code written against 0.4.0, whose ``atomic_output`` raised one.
+    """

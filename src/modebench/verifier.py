@@ -87,3 +87,6 @@ def reference_check_with(worker: BoundedWorker, level: Any, domain: Any, answer:
 
 
 __all__ = ["close_worker", "grade_response", "grade_with_worker", "prestart_worker", "reference_check"]
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md).
+from modebench.diagnostics import MAX_RESPONSE_CHARS  # noqa: E402

@@ -434,3 +434,6 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 __all__ = ["BoundedWorker", "GradingCancelled", "START_ATTEMPTS", "START_SECONDS", "worker_command"]
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md).
+from modebench.diagnostics import MAX_REQUEST_BYTES, STATUSES  # noqa: E402
