@@ -75,7 +75,7 @@ def _bom_note(text: str, error: json.JSONDecodeError) -> str:
     return ""
 
 
-def loads(data: str | bytes | bytearray) -> Any:
+def loads(text: str | bytes | bytearray) -> Any:
     """Strict JSON: duplicate keys, NaN/Infinity and overflowing numbers are errors.
 
     Non-finite numbers are accepted by the decoder and rejected afterwards, as in the reference,
@@ -83,32 +83,32 @@ def loads(data: str | bytes | bytearray) -> Any:
     """
     nonfinite: list[bool] = []
 
-    def _float(text: str) -> float:
-        value = float(text)
+    def _float(number: str) -> float:
+        value = float(number)
         if not math.isfinite(value):  # 1e999 overflows to inf
             nonfinite.append(True)
         return value
 
-    def _constant(text: str) -> float:
+    def _constant(name: str) -> float:
         nonfinite.append(True)
-        return float(text)
+        return float(name)
 
     decoder = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=_float, parse_constant=_constant)
-    text = ""
+    document = ""
     try:
-        if isinstance(data, (bytes, bytearray)):
+        if isinstance(text, (bytes, bytearray)):
             # One leading UTF-8 byte order mark is skipped, as ModeBench 0.4.0's ``json.loads`` of
             # the line's bytes does (editors on Windows write one at the start of a file).
-            text = bytes(data[3:] if data.startswith(_BOM) else data).decode("utf-8")
+            document = bytes(text[3:] if text.startswith(_BOM) else text).decode("utf-8")
         else:
-            text = data
-            if text.startswith("\ufeff"):  # json.loads of a str refuses it, naming it
-                raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-        value = decoder.decode(text)
+            document = text
+            if document.startswith("\ufeff"):  # json.loads of a str refuses it, naming it
+                raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", document, 0)
+        value = decoder.decode(document)
     except UnicodeDecodeError as exc:
         raise InputError(f"invalid JSON: {exc}") from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc}{_bom_note(text, exc)}") from None
+        raise InputError(f"invalid JSON: {exc}{_bom_note(document, exc)}") from None
     except RecursionError:
         # The C decoder recurses once per nesting level; too deep is bad input, not a crash.
         raise InputError("invalid JSON: nesting is too deep") from None

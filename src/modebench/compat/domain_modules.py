@@ -8,6 +8,8 @@ have no counterpart here raise :class:`NotAvailable`, which says so and points t
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -26,13 +28,14 @@ class NotAvailable(NotImplementedError):
         super().__init__(f"{name} described ModeBench 0.4.0's internal data structures and is not available; see {COMPATIBILITY_DOC}")
 
 
-def not_available(name: str) -> Callable[..., Any]:
-    def unavailable(*args: Any, **kwargs: Any) -> Any:
-        del args, kwargs
-        raise NotAvailable(name)
+def not_available(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Keep 0.4.0's name and signature (so calls bind as before) but say it is not available."""
 
-    unavailable.__name__ = name.rsplit(".", 1)[-1]
-    return unavailable
+    def unavailable(*args: Any, **kwargs: Any) -> Any:
+        inspect.signature(function).bind(*args, **kwargs)  # a wrong call still fails as a TypeError
+        raise NotAvailable(function.__name__)
+
+    return functools.wraps(function)(unavailable)
 
 
 def reference_validator(domain: str) -> Callable[[Any, Any], None]:

@@ -98,12 +98,42 @@ def certified_mathir_strategy_keys(spec: Mapping[str, Any], programs: Iterable[s
     return keys
 
 
-enumerate_mathir_action_menu_keys = not_available("enumerate_mathir_action_menu_keys")
-enumerate_mathir_action_menu_route_signatures = not_available("enumerate_mathir_action_menu_route_signatures")
-enumerate_mathir_action_menu_validations = not_available("enumerate_mathir_action_menu_validations")
-parse_mathir_action_program = not_available("parse_mathir_action_program")
-parse_mathir_expression = not_available("parse_mathir_expression")
-parse_mathir_program = not_available("parse_mathir_program")
+@not_available
+def enumerate_mathir_action_menu_keys(spec: Mapping[str, Any]) -> set[str]:
+    """0.4.0: every canonical key of a menu reference's programs."""
+    raise NotImplementedError
+
+
+@not_available
+def enumerate_mathir_action_menu_route_signatures(spec: Mapping[str, Any]) -> set[str]:
+    """0.4.0: every route signature of a menu reference's programs."""
+    raise NotImplementedError
+
+
+@not_available
+def enumerate_mathir_action_menu_validations(spec: Mapping[str, Any]) -> tuple[MathIRValidation, ...]:
+    """0.4.0: every verifying menu program's validation."""
+    raise NotImplementedError
+
+
+@not_available
+def parse_mathir_action_program(text: str, *, action_ids: Iterable[str], max_steps: int) -> tuple[str, ...]:
+    """0.4.0: the action ids of a menu program."""
+    raise NotImplementedError
+
+
+@not_available
+def parse_mathir_expression(text: str, *, allowed_symbols: Iterable[str]) -> Expr:
+    """0.4.0: one expression as an :class:`Expr`."""
+    raise NotImplementedError
+
+
+@not_available
+def parse_mathir_program(text: str, *, allowed_symbols: Iterable[str], max_steps: int) -> tuple[Command, ...]:
+    """0.4.0: a free program as :class:`Command` objects."""
+    raise NotImplementedError
+
+
 validate_reference = reference_validator("mathir")
 
 __all__ = [

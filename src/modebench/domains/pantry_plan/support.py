@@ -50,9 +50,24 @@ def pantry_support_mask_from_allocation(allocation: str, spec: Mapping[str, Any]
     return "".join("1" if ident in used else "0" for ident in _ids(spec))
 
 
-parse_pantry_support_action = not_available("parse_pantry_support_action")
-project_pantry_support = not_available("project_pantry_support")
-validate_pantry_support_action = not_available("validate_pantry_support_action")
+@not_available
+def parse_pantry_support_action(candidate: str, spec: Mapping[str, Any]) -> tuple[str, ...]:
+    """0.4.0 (development only): a support list of ingredient ids."""
+    raise NotImplementedError
+
+
+@not_available
+def project_pantry_support(support: tuple[str, ...], spec: Mapping[str, Any]) -> PantryPlanValidation | None:
+    """0.4.0: the first feasible allocation on a support."""
+    raise NotImplementedError
+
+
+@not_available
+def validate_pantry_support_action(candidate: str, spec: Mapping[str, Any]) -> PantryPlanValidation | None:
+    """0.4.0 (development only): a support-list action validated by projection."""
+    raise NotImplementedError
+
+
 
 __all__ = [
     "PANTRY_SUPPORT_ACTION_VERSION",

@@ -74,7 +74,12 @@ def validate_pantry_plan(candidate: str, spec: Mapping[str, Any]) -> PantryPlanV
     return PantryPlanValidation(key, parse_pantry_plan_candidate(surface.strip()), ())
 
 
-parse_pantry_plan_spec = not_available("parse_pantry_plan_spec")
+@not_available
+def parse_pantry_plan_spec(spec: Mapping[str, Any]) -> PantryPlanSpec:
+    """0.4.0: a reference as its :class:`PantryPlanSpec` object."""
+    raise NotImplementedError
+
+
 validate_reference = reference_validator("pantry_plan")
 
 __all__ = [
