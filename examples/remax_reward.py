@@ -35,14 +35,20 @@ class ExplorationReward:
 
     def __call__(self, prompt_id: str, response: str, gt_answer: Any) -> tuple[float, dict[str, Any]]:
         info, correct = boxed_reward_fn(response, gt_answer)
-        identity: VerifiedExplorationIdentity | None = validated_modebench_exploration_identity(response, gt_answer)
+        identity: VerifiedExplorationIdentity | None = validated_modebench_exploration_identity(
+            response, gt_answer
+        )
         reward = correct
         if identity is not None:
             route = identity.route_signature or identity.endpoint_key
             if route not in self.seen[prompt_id]:
                 self.seen[prompt_id].add(route)
                 reward += self.bonus
-        info = {**info, "boxed": extract_answer(response), "endpoint": identity.endpoint_key if identity else None}
+        info = {
+            **info,
+            "boxed": extract_answer(response),
+            "endpoint": identity.endpoint_key if identity else None,
+        }
         return reward, info
 
 

@@ -75,7 +75,9 @@ def bundled_rows() -> dict[str, list[dict[str, Any]]]:
         for level in range(1, 6):
             config = f"level{level}_{domain}"
             tasks = list(api.load_tasks(config, registry="bundled"))[:ROWS_PER_CONFIG]
-            rows[config] = [{"level": level, "domain": domain, "problem": t.problem, "answer": t.answer} for t in tasks]
+            rows[config] = [
+                {"level": level, "domain": domain, "problem": t.problem, "answer": t.answer} for t in tasks
+            ]
     return rows
 
 
@@ -87,7 +89,9 @@ def witnesses(level: int, domain: str, answer: Any) -> list[str]:
     return list(found(level, parsed))[:2] if found is not None else []
 
 
-def grading_calls(calls: Calls, fixtures: list[dict[str, Any]], rows: dict[str, list[dict[str, Any]]]) -> None:
+def grading_calls(
+    calls: Calls, fixtures: list[dict[str, Any]], rows: dict[str, list[dict[str, Any]]]
+) -> None:
     for text in [*TEXTS, None, 5]:
         for name in ("extract_answer", "last_boxed_only_string", "remove_boxed", "extract_boxed_answer"):
             calls.add("grading", name, text)
@@ -113,7 +117,13 @@ def grading_calls(calls: Calls, fixtures: list[dict[str, Any]], rows: dict[str, 
         {**countdown, "target": "x"}, {"numbers": [3, 6, 9], "target": 18}, "12", None, 12, [1], "{bad json",
         {**countdown, "numbers": []}, {"verifier": "nope"}, {**countdown, "numbers": [3, 6, True]},
     ]:  # fmt: skip
-        for response in ["3+6+9", "\\boxed{3+6+9}", "The answer is 3+6+9", "x" * 5000, "\\boxed{" + "x" * 5000 + "}"]:
+        for response in [
+            "3+6+9",
+            "\\boxed{3+6+9}",
+            "The answer is 3+6+9",
+            "x" * 5000,
+            "\\boxed{" + "x" * 5000 + "}",
+        ]:
             graded.append((response, reference))
     for response, answer in graded:
         for name in (
@@ -140,12 +150,25 @@ def template_calls(calls: Calls, rows: dict[str, list[dict[str, Any]]]) -> None:
         calls.add("templates", "prompt_template_role", name)
         calls.add("templates", "prompt_template_surface", name)
         for problem in [*problems, "QUESTION", ""]:
-            calls.add("templates", "apply_prompt_template_to_example", {"q": problem}, input_key="q", prompt_template=name)
-        calls.add("templates", "collate_eval_prompt_items", [{"prompt": p, "gt": "x"} for p in problems[:8]], prompt_template=name)
+            calls.add(
+                "templates",
+                "apply_prompt_template_to_example",
+                {"q": problem},
+                input_key="q",
+                prompt_template=name,
+            )
+        calls.add(
+            "templates",
+            "collate_eval_prompt_items",
+            [{"prompt": p, "gt": "x"} for p in problems[:8]],
+            prompt_template=name,
+        )
     for name in ["unknown", ""]:
         calls.add("templates", "prompt_template_role", name)
         calls.add("templates", "prompt_template_surface", name)
-        calls.add("templates", "apply_prompt_template_to_example", {"q": "Q"}, input_key="q", prompt_template=name)
+        calls.add(
+            "templates", "apply_prompt_template_to_example", {"q": "Q"}, input_key="q", prompt_template=name
+        )
     functions = [n for n in dir(templates) if n.startswith("apply_") and n.endswith("_template")]
     for function in sorted(functions):
         for problem in problems[::7]:
@@ -181,7 +204,13 @@ def prompt_calls(calls: Calls, rows: dict[str, list[dict[str, Any]]]) -> None:
         for condition in CONDITIONS:
             level, domain = config_rows[0]["level"], config_rows[0]["domain"]
             calls.add("prompts", "profile_metadata", level, domain, condition)
-    for level, domain in [(1, "countdown"), ("2", "mathir"), (0, "countdown"), (1, "nope"), (True, "countdown")]:
+    for level, domain in [
+        (1, "countdown"),
+        ("2", "mathir"),
+        (0, "countdown"),
+        (1, "nope"),
+        (True, "countdown"),
+    ]:
         calls.add("prompts", "profile_metadata", level, domain)
         calls.add("prompts", "make_messages", level, domain, {"problem": "P"})
         calls.add("prompts", "make_messages", level, domain, {"problem": "P"}, "unknown")
@@ -202,7 +231,15 @@ def pure_calls(calls: Calls) -> None:
                 {"status": "incorrect", "canonical_key": None}]  # fmt: skip
     calls.add("metrics", "verified_mode_counts", attempts)
     calls.add("metrics", "verified_mode_counts", [])
-    for value, label in [(1, "k"), (0, "k"), (-1, "k"), (True, "k"), ("3", "k"), (2.0, "k"), (None, "workers")]:
+    for value, label in [
+        (1, "k"),
+        (0, "k"),
+        (-1, "k"),
+        (True, "k"),
+        ("3", "k"),
+        (2.0, "k"),
+        (None, "workers"),
+    ]:
         calls.add("validation", "positive_integer", value, label)
         calls.add("metrics", "positive_integer", value, label)
     odd = [_tuple(1, 2), {"$pairs": [[1, 2]]}, {"a": {"$set": [1]}}, {"a": _tuple(1, {"b": True})}]
@@ -263,9 +300,13 @@ def main(argv: list[str] | None = None) -> int:
         if mine != ref:
             differ[module] += 1
             shown = json.dumps({"args": call["args"], "kwargs": call["kwargs"]})[:300]
-            print(f"{module}.{call['function']} {shown}\n  ours   {json.dumps(mine)[:400]}\n  0.4.0  {json.dumps(ref)[:400]}")
+            print(
+                f"{module}.{call['function']} {shown}\n  ours   {json.dumps(mine)[:400]}\n  0.4.0  {json.dumps(ref)[:400]}"
+            )
     for module in sorted(total):
-        print(f"{module}: {total[module]} calls, {total[module] - differ[module]} identical, {differ[module]} differ")
+        print(
+            f"{module}: {total[module]} calls, {total[module] - differ[module]} identical, {differ[module]} differ"
+        )
     print(f"total: {sum(total.values())} calls, {sum(differ.values())} differ")
     return 1 if differ else 0
 

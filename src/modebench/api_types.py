@@ -176,3 +176,5 @@ __all__ = [
 
 # ModeBench 0.4.0 surface names (docs/compatibility.md).
 from typing import TypeAlias  # noqa: E402
+
+__all__ += ["TypeAlias"]

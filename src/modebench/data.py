@@ -43,3 +43,5 @@ __all__ = [
 
 # ModeBench 0.4.0 surface names (docs/compatibility.md).
 from modebench.validation import InputError, loads, positive_integer  # noqa: E402
+
+__all__ += ["InputError", "loads", "positive_integer"]

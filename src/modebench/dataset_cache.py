@@ -48,3 +48,5 @@ __all__ = [
 
 # ModeBench 0.4.0 surface names (docs/compatibility.md).
 from modebench.validation import InputError  # noqa: E402
+
+__all__ += ["InputError"]

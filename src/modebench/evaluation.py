@@ -378,7 +378,10 @@ Grader = Callable[[Mapping[str, Any]], list[dict[str, Any]]]
 def _grade_with_shared(prepared: Mapping[str, Any]) -> list[dict[str, Any]]:
     row = prepared["row"]
     # ``grade_response`` is this module's global, looked up per call (0.4.0's replaceable hook).
-    return [grade_response(prepared["level"], prepared["domain"], row, text) for text in prepared["raw"]["responses"]]
+    return [
+        grade_response(prepared["level"], prepared["domain"], row, text)
+        for text in prepared["raw"]["responses"]
+    ]
 
 
 def prompt_result(prepared: Mapping[str, Any], attempts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -578,3 +581,16 @@ def grade_response(level: Any, domain: Any, row: Any, text: Any) -> dict[str, An
     from modebench import verifier
 
     return verifier.grade_response(level, domain, row, text)
+
+
+__all__ += [
+    "HISTORICAL",
+    "POOLED",
+    "cell_summary",
+    "load_split",
+    "normalize_task_identity",
+    "prompt_id",
+    "prompt_sha256",
+    "split_record",
+    "validate_reference",
+]

@@ -300,3 +300,5 @@ __all__ = [
 
 # ModeBench 0.4.0 surface names (docs/compatibility.md).
 from modebench.validation import positive_integer  # noqa: E402
+
+__all__ += ["positive_integer"]

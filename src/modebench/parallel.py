@@ -314,3 +314,5 @@ __all__ = ["MAX_WORKERS", "ParallelGrader", "grade_prompt", "grade_prompts", "gr
 # ModeBench 0.4.0 surface names (docs/compatibility.md).
 from modebench.evaluation import grade_prepared  # noqa: E402
 from modebench.verifier import grade_with_worker  # noqa: E402
+
+__all__ += ["grade_prepared", "grade_with_worker"]

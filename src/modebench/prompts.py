@@ -9,7 +9,7 @@ from typing import Any
 
 from modebench.contracts import normalize_task_identity
 from modebench.domains import plugin
-from modebench.domains._prompt_text import CONDITIONS, NEUTRAL, REGISTERED
+from modebench.domains._prompt_text import CONDITIONS, NEUTRAL, REGISTERED, check_condition
 from modebench.domains._protocol import PromptTemplate
 
 HISTORICAL = REGISTERED
@@ -20,6 +20,7 @@ _ROLE_MARKERS = ("<|im_start|>", "<|im_end|>")
 
 
 def _template(level: Any, domain: Any, condition: str) -> tuple[int, str, PromptTemplate]:
+    check_condition(condition)  # first, as 0.4.0 does: an unknown condition is named before the task
     number, name = normalize_task_identity(level, domain)
     return number, name, plugin(name).prompt(number, condition)
 
@@ -114,3 +115,5 @@ def training_environment(
 # ModeBench 0.4.0 surface names (docs/compatibility.md).
 from modebench import registered_prompts as registered  # noqa: E402
 from modebench.compat.templates import CHAT_SURFACES, TEMPLATE_FACTORY  # noqa: E402
+
+__all__ += ["CHAT_SURFACES", "TEMPLATE_FACTORY", "registered"]

@@ -898,8 +898,11 @@ def _publish_shard(
         handle.write(text)
     return status, len(cells)
 
+
 # ModeBench 0.4.0 surface names (docs/compatibility.md).
 from modebench import evaluation  # noqa: E402
 from modebench._ledger import SeenSet as DiskSeen  # noqa: E402
 from modebench.diagnostics import UNSCORABLE  # noqa: E402
 from modebench.metrics import POOLED, effective_modes, prompt_mode_diversity  # noqa: E402
+
+__all__ += ["DiskSeen", "POOLED", "UNSCORABLE", "effective_modes", "evaluation", "prompt_mode_diversity"]

@@ -14,6 +14,7 @@ __all__ = [
     "InputError",
     "OptionError",
     "OutputExistsError",
+    "json_copy",
     "json_value",
     "loads",
     "is_integer",
@@ -112,6 +113,8 @@ def loads(text: str | bytes | bytearray) -> Any:
     except RecursionError:
         # The C decoder recurses once per nesting level; too deep is bad input, not a crash.
         raise InputError("invalid JSON: nesting is too deep") from None
+    except InputError:
+        raise  # the object hook's own message (a duplicate field), not a number problem
     except ValueError as exc:
         # int() refuses numbers longer than sys.get_int_max_str_digits() with a plain ValueError.
         raise InputError(f"invalid JSON: number is too long ({exc})") from None
@@ -142,8 +145,22 @@ def unit_fraction(value: float, option: str) -> None:
         raise OptionError("unit_fraction", f"{option} must be between 0 and 1", option=option)
 
 
-def json_value(value: object, label: str = "value") -> Any:
-    """Check that ``value`` is plain finite JSON; return a deep copy of it."""
+def json_value(value: object, label: str = "value") -> None:
+    """Check that ``value`` is plain finite JSON (0.4.0's check: tuples are not JSON); returns None."""
+    json_copy(value, label)
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple):
+            raise InputError(f"{label} must contain only JSON values")
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def json_copy(value: object, label: str = "value") -> Any:
+    """Check that ``value`` is plain finite JSON; return a deep copy of it (tuples become lists)."""
     try:
         text = json.dumps(value, allow_nan=False)
     except ValueError:

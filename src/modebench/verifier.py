@@ -90,3 +90,5 @@ __all__ = ["close_worker", "grade_response", "grade_with_worker", "prestart_work
 
 # ModeBench 0.4.0 surface names (docs/compatibility.md).
 from modebench.diagnostics import MAX_RESPONSE_CHARS  # noqa: E402
+
+__all__ += ["MAX_RESPONSE_CHARS"]

@@ -469,5 +469,5 @@ if __name__ == "__main__":
     main()
 
 # ModeBench 0.4.0 surface names (docs/compatibility.md).
-from modebench.compat.worker import guarded_handle  # noqa: E402
-from modebench.diagnostics import PYTHON_DEADLINE_SECONDS  # noqa: E402
+from modebench.compat.worker import guarded_handle as guarded_handle  # noqa: E402
+from modebench.diagnostics import PYTHON_DEADLINE_SECONDS as PYTHON_DEADLINE_SECONDS  # noqa: E402

@@ -49,5 +49,8 @@ def export(directory: str | os.PathLike[str]) -> dict[str, Any]:
         "next": f"modebench evaluate {directory}/responses.jsonl --run {directory}/run.json --output {directory}/report.json",
     }
 
+
 # ModeBench 0.4.0 surface names (docs/compatibility.md).
 from modebench.validation import InputError  # noqa: E402
+
+__all__ += ["InputError"]

@@ -437,3 +437,5 @@ __all__ = ["BoundedWorker", "GradingCancelled", "START_ATTEMPTS", "START_SECONDS
 
 # ModeBench 0.4.0 surface names (docs/compatibility.md).
 from modebench.diagnostics import MAX_REQUEST_BYTES, STATUSES  # noqa: E402
+
+__all__ += ["MAX_REQUEST_BYTES", "STATUSES"]

@@ -28,6 +28,8 @@ def test_the_reward_example_runs_and_agrees_with_the_grader() -> None:
     for row in rows:
         if row["reward"] >= 1.0:
             first_correct.setdefault(row["id"], row["reward"])
-    assert all(reward == 1.5 for reward in first_correct.values())  # the first route of a prompt earns the bonus
+    assert all(
+        reward == 1.5 for reward in first_correct.values()
+    )  # the first route of a prompt earns the bonus
     assert any(row["reward"] == 1.0 for row in rows)  # a repeated route earns none
     assert all(row["formatted"] for row in rows if row["reward"] >= 1.0)

@@ -7,8 +7,8 @@ same meaning. The spec is read in place and the tests skip with a clear reason w
 """
 
 from __future__ import annotations
-
 import __future__
+
 import ast
 import importlib
 import inspect
@@ -78,7 +78,9 @@ def _reference_parameters(signature: str) -> list[tuple[str, str, Any]]:
     args = function.args
     found: list[tuple[str, str, Any]] = []
     positional = [*args.posonlyargs, *args.args]
-    defaults: list[Any] = [inspect.Parameter.empty] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    defaults: list[Any] = [inspect.Parameter.empty] * (len(positional) - len(args.defaults)) + list(
+        args.defaults
+    )
     for index, arg in enumerate(positional):
         kind = "POSITIONAL_ONLY" if index < len(args.posonlyargs) else "POSITIONAL_OR_KEYWORD"
         found.append((arg.arg, kind, defaults[index]))
@@ -120,7 +122,9 @@ def signature_problems(ours: inspect.Signature, reference: str) -> list[str]:
         elif expected is not inspect.Parameter.empty and parameter.default != expected:
             problems.append(f"{name}: default {parameter.default!r}, 0.4.0 {expected!r}")
     reference_names = [name for name, _, _ in _reference_parameters(reference)]
-    positional = [p.name for p in mine.values() if p.kind.name in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
+    positional = [
+        p.name for p in mine.values() if p.kind.name in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")
+    ]
     reference_positional = [
         n for n, k, _ in _reference_parameters(reference) if k in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")
     ]
@@ -154,7 +158,9 @@ def _literal(text: str) -> Any:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "frozenset":
             return frozenset(convert(node.args[0])) if node.args else frozenset()
         if isinstance(node, ast.Dict):
-            return {convert(k): convert(v) for k, v in zip(node.keys, node.values, strict=True) if k is not None}
+            return {
+                convert(k): convert(v) for k, v in zip(node.keys, node.values, strict=True) if k is not None
+            }
         if isinstance(node, (ast.Set, ast.List, ast.Tuple)):
             items = [convert(item) for item in node.elts]
             return {ast.Set: set, ast.List: list, ast.Tuple: tuple}[type(node)](items)
@@ -276,7 +282,9 @@ def test_walkthrough_has_the_0_4_0_meaning() -> None:
     ours = json.loads(_packaged("walkthrough.json"))
     assert ours["schema"] == reference["schema"]
     assert {tuple(sorted(r)) for r in ours["records"]} == {tuple(sorted(r)) for r in reference["records"]}
-    assert {(r["level"], r["domain"]) for r in ours["records"]} == {(r["level"], r["domain"]) for r in reference["records"]}
+    assert {(r["level"], r["domain"]) for r in ours["records"]} == {
+        (r["level"], r["domain"]) for r in reference["records"]
+    }
 
 
 def test_package_version_is_ours_and_contracts_are_0_4_0s() -> None:

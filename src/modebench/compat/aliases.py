@@ -34,7 +34,9 @@ class _AliasLoader(importlib.abc.Loader):
 
 
 class AliasFinder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
         aliased = ALIASES.get(fullname)
         if aliased is None:
             return None

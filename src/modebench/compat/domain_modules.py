@@ -25,7 +25,9 @@ class NotAvailable(NotImplementedError):
     """A 0.4.0 internal with no counterpart in this implementation."""
 
     def __init__(self, name: str) -> None:
-        super().__init__(f"{name} described ModeBench 0.4.0's internal data structures and is not available; see {COMPATIBILITY_DOC}")
+        super().__init__(
+            f"{name} described ModeBench 0.4.0's internal data structures and is not available; see {COMPATIBILITY_DOC}"
+        )
 
 
 def not_available(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -46,7 +48,9 @@ def reference_validator(domain: str) -> Callable[[Any, Any], None]:
             number, found = resolve(level, domain)
             REFERENCES.get(number, found, spec)
         except ReferenceProblem as exc:
-            raise InputError(exc.detail.split(": ", 1)[-1] if exc.detail.startswith("invalid ") else exc.detail) from None
+            raise InputError(
+                exc.detail.split(": ", 1)[-1] if exc.detail.startswith("invalid ") else exc.detail
+            ) from None
 
     return validate_reference
 

@@ -25,12 +25,18 @@ from modebench.compat.routes import (
 )
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
 from modebench.domains import DomainPlugin, all_plugins
-from modebench.domains._protocol import Malformed
+from modebench.domains._protocol import InvalidReference, Malformed
+from modebench.domains.countdown.check import operand_key
 from modebench.domains.countdown.parse import candidate as countdown_candidate
+from modebench.domains.countdown.parse import normalise as countdown_normalise
+from modebench.domains.countdown.parse import sides as countdown_sides
+from modebench.domains.graph_coloring.grade import KEY_PREFIX as GRAPH_KEY_PREFIX
 from modebench.domains.graph_coloring.grade import extract_candidate as graph_candidate
+from modebench.domains.graph_coloring.grade import read_coloring
+from modebench.domains.graph_coloring.reference import validate_reference as graph_reference
 from modebench.domains.mathir.parse import candidate as mathir_candidate
-from modebench.domains.pantry_plan.parse import candidate as pantry_candidate
 from modebench.domains.mathir.parse import parse_free_program, parse_menu_program
+from modebench.domains.pantry_plan.parse import candidate as pantry_candidate
 from modebench.domains.python_factors.surface import extract_candidate as extract_python_candidate
 
 COUNTDOWN_VERIFIER = "countdown"
@@ -203,10 +209,41 @@ def extract_normalized_final_answer(
     del template  # every 0.4.0 template shares the boxed/bare response surface
     if gt_answer is None:
         return None
+    answer = _reference(gt_answer)
+    verifier = answer.get("verifier") if answer is not None else None
+    if isinstance(model_response, str) and verifier in _DISPLAY_KEYS:
+        # 0.4.0 keyed these without checking the value or the colouring (not an admission key).
+        return _DISPLAY_KEYS[verifier](model_response, answer)
     return validated_modebench_outcome_key(model_response, gt_answer)
 
 
-def last_boxed_only_string(string: Any) -> str | None:
+def _countdown_display_key(text: str, answer: Any) -> str | None:
+    numbers = answer.get("numbers")
+    found = countdown_candidate(text)
+    if found is None or not isinstance(numbers, list) or not all(type(n) is int for n in numbers):
+        return None
+    return operand_key(tuple(numbers), countdown_sides(countdown_normalise(found)))
+
+
+def _graph_display_key(text: str, answer: Any) -> str | None:
+    found = graph_candidate(text)
+    if found is None:
+        return None
+    try:
+        ref = graph_reference(_LEGACY_LEVEL, answer)
+        coloring, _ = read_coloring(ref, found)
+    except (InvalidReference, Malformed):
+        return None
+    return GRAPH_KEY_PREFIX + coloring
+
+
+_DISPLAY_KEYS: dict[str, Callable[[str, Any], str | None]] = {
+    COUNTDOWN_VERIFIER: _countdown_display_key,
+    GRAPH_COLORING_VERIFIER: _graph_display_key,
+}
+
+
+def last_boxed_only_string(string: str) -> str | None:
     """The last ``\\boxed{…}`` (or, without one, ``\\fbox{…}``) including the command, by brace count."""
     start = string.rfind("\\boxed")
     if start < 0:

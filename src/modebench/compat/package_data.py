@@ -31,7 +31,9 @@ def dataset_cards_bytes() -> bytes:
 
 def data_sources() -> dict[str, Any]:
     pantry = json.loads(
-        resources.files("modebench").joinpath("domains/pantry_plan/ingredients.json").read_text(encoding="utf-8")
+        resources.files("modebench")
+        .joinpath("domains/pantry_plan/ingredients.json")
+        .read_text(encoding="utf-8")
     )["source"]
     return {
         "dataset_specific_license": "CC-BY-4.0 for the task data this project generates and ships (DATA_LICENSE); "

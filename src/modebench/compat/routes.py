@@ -26,6 +26,7 @@ MATHIR_ROUTE_PREFIX = "mathir-route:linear-route-v1:"
 class PythonModeBenchError(ValueError):
     """A Python factor candidate outside the restricted language (0.4.0's error type)."""
 
+
 # Operator names of the route language; ``add`` and ``mult`` children are sorted (commutative).
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mult", ast.FloorDiv: "floordiv", ast.Mod: "mod"}
 _UNARY = {ast.USub: "usub", ast.UAdd: "uadd", ast.Not: "not"}
@@ -173,9 +174,8 @@ def mathir_route(start_key: str, symbols: Sequence[str], commands: Sequence[tupl
     best: str | None = None
     for order in itertools.permutations(range(len(ordered))):
         names = {symbol: f"c{index}" for symbol, index in zip(ordered, order, strict=True)}
-        route = (
-            f"{MATHIR_ROUTE_PREFIX}init={_print(start, names)}|commands="
-            + ">".join(f"{op}({_print(arg, names)})" for op, arg in steps)
+        route = f"{MATHIR_ROUTE_PREFIX}init={_print(start, names)}|commands=" + ">".join(
+            f"{op}({_print(arg, names)})" for op, arg in steps
         )
         if best is None or route < best:
             best = route

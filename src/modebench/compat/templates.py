@@ -29,7 +29,9 @@ COUNTDOWN_DIGITS_SYSTEM = (
     "Digit 3 makes pair: 1=a+b, 2=a*b, 3=a-b, 4=b-a, 5=a/b, 6=b/a. "
     "Digit 1 combines pair and s: 1=pair+s, 2=pair*s, 3=pair-s, 4=s-pair, 5=pair/s, 6=s/pair."
 )
-GRAPH_DIGITS_SYSTEM = "Return only the requested bare sequence of digits. Do not explain, add punctuation, or use LaTeX."
+GRAPH_DIGITS_SYSTEM = (
+    "Return only the requested bare sequence of digits. Do not explain, add punctuation, or use LaTeX."
+)
 MATH_SYSTEM = "Please reason step by step, and put your final answer within \\boxed{}."
 MATH_ROUTE_SYSTEM = (
     "Solve the problem step by step and put the final answer within \\boxed{}. When the answer is computed "
@@ -110,7 +112,13 @@ def _from_plugin(surface: str, registered_name: str, name: str) -> Callable[[str
 
 def _system_only(surface: str, system: str) -> Callable[[str], str]:
     def apply(question: str) -> str:
-        return CHAT_SURFACES[surface][0] + system + CHAT_SURFACES[surface][1] + question + CHAT_SURFACES[surface][2]
+        return (
+            CHAT_SURFACES[surface][0]
+            + system
+            + CHAT_SURFACES[surface][1]
+            + question
+            + CHAT_SURFACES[surface][2]
+        )
 
     return apply
 
@@ -148,7 +156,9 @@ apply_qwen_countdown_digits_template = _named(
 apply_falcon_countdown_digits_template = _named(
     "apply_falcon_countdown_digits_template", _countdown_digits("falcon", "falcon_countdown_digits")
 )
-apply_qwen_graph_digits_template = _named("apply_qwen_graph_digits_template", _graph_digits("qwen", "qwen_graph_digits"))
+apply_qwen_graph_digits_template = _named(
+    "apply_qwen_graph_digits_template", _graph_digits("qwen", "qwen_graph_digits")
+)
 apply_falcon_graph_digits_template = _named(
     "apply_falcon_graph_digits_template", _graph_digits("falcon", "falcon_graph_digits")
 )
@@ -162,7 +172,9 @@ apply_falcon_pantry_support_mask_template = _named(
 )
 apply_qwen_math_template = _named("apply_qwen_math_template", _system_only("qwen", MATH_SYSTEM))
 apply_falcon_math_template = _named("apply_falcon_math_template", _system_only("falcon", MATH_SYSTEM))
-apply_qwen_math_route_template = _named("apply_qwen_math_route_template", _system_only("qwen", MATH_ROUTE_SYSTEM))
+apply_qwen_math_route_template = _named(
+    "apply_qwen_math_route_template", _system_only("qwen", MATH_ROUTE_SYSTEM)
+)
 apply_falcon_math_route_template = _named(
     "apply_falcon_math_route_template", _system_only("falcon", MATH_ROUTE_SYSTEM)
 )
@@ -171,7 +183,8 @@ apply_qwen_math_route_json_v1_template = _named(
     "apply_qwen_math_route_json_v1_template", _system_only("qwen", MATH_ROUTE_JSON_V1_SYSTEM)
 )
 apply_qwen_level2_countdown_template = _named(
-    "apply_qwen_level2_countdown_template", _from_plugin("qwen", "qwen_level2_countdown", "qwen_level2_countdown")
+    "apply_qwen_level2_countdown_template",
+    _from_plugin("qwen", "qwen_level2_countdown", "qwen_level2_countdown"),
 )
 apply_qwen_level2_python_factors_template = _named(
     "apply_qwen_level2_python_factors_template",
@@ -274,7 +287,9 @@ def prompt_template_surface(prompt_template: str) -> str:
     return "none"
 
 
-def apply_prompt_template_to_example(example: dict[str, Any], *, input_key: str, prompt_template: str) -> dict[str, Any]:
+def apply_prompt_template_to_example(
+    example: dict[str, Any], *, input_key: str, prompt_template: str
+) -> dict[str, Any]:
     """A copy of a dataset example with ``input_key`` rendered by the named template."""
     question = example[input_key]
     rendered = TEMPLATE_FACTORY[prompt_template](question)
@@ -319,7 +334,9 @@ def validate_qwen_countdown_digits_materialization(
     validate_canonical_prompt_materialization("qwen_countdown_digits", raw_questions, formatted_prompts)
 
 
-def validate_qwen_graph_digits_materialization(raw_questions: Sequence[str], formatted_prompts: Sequence[str]) -> None:
+def validate_qwen_graph_digits_materialization(
+    raw_questions: Sequence[str], formatted_prompts: Sequence[str]
+) -> None:
     validate_canonical_prompt_materialization("qwen_graph_digits", raw_questions, formatted_prompts)
 
 

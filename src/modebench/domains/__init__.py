@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable
-from typing import Any
 from functools import cache
+from typing import Any
 
 from modebench.contracts import DOMAINS, Domain, normalize_domain
 from modebench.domains._protocol import (

@@ -59,7 +59,10 @@ class MathIRValidation:
 
 
 def _validate(program_text: str, spec: Mapping[str, Any], verifier: str) -> MathIRValidation | None:
-    from modebench.compat.grading import validated_modebench_exploration_identity, validated_modebench_outcome_key
+    from modebench.compat.grading import (
+        validated_modebench_exploration_identity,
+        validated_modebench_outcome_key,
+    )
 
     if dict(spec).get("verifier") != verifier:
         raise MathIRError(f"spec verifier must be {verifier}")
@@ -69,7 +72,11 @@ def _validate(program_text: str, spec: Mapping[str, Any], verifier: str) -> Math
     identity = validated_modebench_exploration_identity(program_text, dict(spec))
     assert identity is not None  # the same response verified just above
     p, q = identity.endpoint_key.removeprefix(MATHIR_SOLUTION_PREFIX).split("/")
-    steps = tuple(step.strip() for step in program_text.strip().split(";")) if verifier == MATHIR_MENU_VERIFIER else ()
+    steps = (
+        tuple(step.strip() for step in program_text.strip().split(";"))
+        if verifier == MATHIR_MENU_VERIFIER
+        else ()
+    )
     return MathIRValidation(key, Fraction(int(p), int(q)), (), (), steps, identity.route_signature or "")
 
 

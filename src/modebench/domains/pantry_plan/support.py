@@ -24,7 +24,9 @@ def _ids(spec: Mapping[str, Any]) -> list[str]:
     ingredients = dict(spec).get("ingredients")
     if not isinstance(ingredients, list):
         raise PantryPlanError("spec has no ingredient list")
-    return [str(row.get("id", row.get("ingredient_id"))) if isinstance(row, dict) else "" for row in ingredients]
+    return [
+        str(row.get("id", row.get("ingredient_id"))) if isinstance(row, dict) else "" for row in ingredients
+    ]
 
 
 def pantry_support_from_mask(mask: str, spec: Mapping[str, Any]) -> tuple[str, ...] | None:
@@ -66,7 +68,6 @@ def project_pantry_support(support: tuple[str, ...], spec: Mapping[str, Any]) ->
 def validate_pantry_support_action(candidate: str, spec: Mapping[str, Any]) -> PantryPlanValidation | None:
     """0.4.0 (development only): a support-list action validated by projection."""
     raise NotImplementedError
-
 
 
 __all__ = [

@@ -19,7 +19,13 @@ class PythonFactorVerifierProcess(BoundedWorker):
     def check(self, candidate: str, spec: Mapping[str, Any]) -> dict[str, Any]:
         """The worker's result dict for one candidate (no parent-side surface extraction)."""
         return self.request(
-            {"operation": "grade", "level": _LEVEL, "domain": "python_factors", "answer": dict(spec), "text": candidate}
+            {
+                "operation": "grade",
+                "level": _LEVEL,
+                "domain": "python_factors",
+                "answer": dict(spec),
+                "text": candidate,
+            }
         )
 
     def validate(self, candidate: str, spec: Mapping[str, Any]) -> PythonFactorValidation | None:
@@ -39,8 +45,11 @@ class PythonFactorVerifierProcess(BoundedWorker):
 
 def validate_python_factor_function_external(candidate: Any, spec: Any) -> PythonFactorValidation | None:
     """Validate one candidate in a fresh bounded worker."""
-    with PythonFactorVerifierProcess() as worker:
+    worker = PythonFactorVerifierProcess()
+    try:
         return worker.validate(candidate, spec)
+    finally:
+        worker.close()
 
 
 __all__ = [

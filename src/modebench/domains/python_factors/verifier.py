@@ -12,8 +12,8 @@ from modebench.compat.routes import PythonModeBenchError, python_factor_route_si
 from modebench.domains._protocol import InvalidReference, Malformed
 from modebench.domains.python_factors.language import parse_lambda
 from modebench.domains.python_factors.reference import VERIFIER as PYTHON_FACTOR_VERIFIER
-from modebench.domains.python_factors.reference import proper_divisors
 from modebench.domains.python_factors.reference import mode_count as python_factor_mode_count
+from modebench.domains.python_factors.reference import proper_divisors
 from modebench.domains.python_factors.reference import validate_reference as _validate
 
 PYTHON_FACTOR_VERSION = "factor-v1"
