@@ -10,6 +10,10 @@ place), the bundled release's rows under every template of ``templates.TEMPLATE_
 every prompt condition, witnesses of those rows, and boundary inputs of each function. Both
 interpreters replay the same list with ``ops/_surface_calls.py``; this script prints every call
 whose outcome differs, a count per module, and exits 1 when any differs.
+
+Not replayed: ``identity.software_identity`` (it names the installed software, so it differs by
+design) and ``templates.build_response_token_prefix_mask`` (it needs PyTorch, installed in
+neither interpreter here; tests/compat covers it where torch is present).
 """
 
 from __future__ import annotations
@@ -125,6 +129,19 @@ def grading_calls(
             "\\boxed{" + "x" * 5000 + "}",
         ]:
             graded.append((response, reference))
+    for fixture in fixtures:  # the domain validators, on the conformance answers (0.4.0 objects)
+        answer = fixture["row"]["answer"]
+        spec = json.loads(answer) if isinstance(answer, str) else answer
+        validator = {
+            "mathir_algebra": "validate_mathir_algebra",
+            "mathir_action_menu": "validate_mathir_action_menu",
+            "pantry_plan": "validate_pantry_plan",
+            "python_factor_function": "validate_python_factor_function_external",
+        }.get(spec.get("verifier"))
+        if validator is None or fixture["level"] == 1 and spec.get("verifier") == "pantry_plan":
+            continue
+        for case in fixture["cases"][:4]:
+            calls.add("grading", validator, case["response"], spec)
     for response, answer in graded:
         for name in (
             "validated_modebench_outcome_key",
@@ -199,6 +216,16 @@ def prompt_calls(calls: Calls, rows: dict[str, list[dict[str, Any]]]) -> None:
             calls.add("registered_prompts", "profile_metadata", level, domain)
             calls.add("registered_prompts", "grade_response", level, domain, row, "\\boxed{1}")
             calls.add("verifier_core", "grade_local", level, domain, row["answer"], "\\boxed{1}")
+            spec = json.loads(row["answer"]) if isinstance(row["answer"], str) else row["answer"]
+            if domain == "countdown":
+                calls.add("verifier_core", "countdown_result", "1+2", spec, "\\boxed{1+2}")
+            if domain == "python_factors":
+                calls.add("verifier_core", "python_result", "lambda n: 2", spec)
+            for condition in CONDITIONS:
+                profile = {
+                    "OAT_ZERO_PROMPT_TEMPLATE": "qwen_boxed" if level == 1 else "qwen_level2_countdown"
+                }
+                calls.add("prompts", "training_environment", level, domain, profile, condition)
             for witness in witnesses(level, domain, row["answer"]):
                 calls.add("verifier_core", "grade_local", level, domain, row["answer"], witness)
         for condition in CONDITIONS:
@@ -231,6 +258,11 @@ def pure_calls(calls: Calls) -> None:
                 {"status": "incorrect", "canonical_key": None}]  # fmt: skip
     calls.add("metrics", "verified_mode_counts", attempts)
     calls.add("metrics", "verified_mode_counts", [])
+    for aggregation in ("pooled", "per_group", "nope"):
+        calls.add("metrics", "prompt_mode_diversity", attempts, aggregation)
+        calls.add("metrics", "prompt_mode_diversity", [], aggregation)
+    for status in ("correct", "incorrect", "nope"):
+        calls.add("verifier_core", "result", status, key="k", text="t", detail=None, outputs=[1])
     for value, label in [
         (1, "k"),
         (0, "k"),

@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from modebench.contracts import DOMAINS
-from modebench.domains import plugin
+from modebench.domains import all_plugins
 from modebench.domains._prompt_text import BOXED, CONDITIONS
 from modebench.domains._protocol import PromptTemplate
 
@@ -85,10 +84,10 @@ def _rewrite_ending(question: str, ending: str, replacement: str, error: str) ->
 def _registered() -> dict[str, PromptTemplate]:
     """The plug-ins' templates by name, over every level and condition."""
     found: dict[str, PromptTemplate] = {}
-    for domain in DOMAINS:
+    for found_plugin in all_plugins():  # the built-ins: 0.4.0's templates are theirs
         for level in range(1, 6):
             for condition in CONDITIONS:
-                template = plugin(domain).prompt(level, condition)
+                template = found_plugin.prompt(level, condition)
                 found.setdefault(template.template_name, template)
     return found
 
