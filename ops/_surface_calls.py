@@ -14,6 +14,7 @@ import dataclasses
 import enum
 import importlib
 import json
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -54,7 +55,8 @@ def encode(value: Any) -> Any:
         return {"$dict": [[encode(key), encode(item)] for key, item in value.items()]}
     if callable(value):
         return {"$callable": getattr(value, "__name__", type(value).__name__)}
-    return {"$repr": type(value).__name__}
+    # Fractions, Decimals and the like: their repr carries the value (addresses dropped).
+    return {"$repr": re.sub(r" at 0x[0-9a-f]+", "", repr(value))}
 
 
 def run(call: dict[str, Any]) -> dict[str, Any]:

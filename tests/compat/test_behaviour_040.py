@@ -20,7 +20,9 @@ from modebench.validation import InputError, json_value, loads
         (None, "nope", "unknown dataset selection: */nope; use datasets list"),
     ],
 )
-def test_discover_refuses_a_selection_that_matches_nothing(config: str | None, split: str, message: str) -> None:
+def test_discover_refuses_a_selection_that_matches_nothing(
+    config: str | None, split: str, message: str
+) -> None:
     with pytest.raises(InputError) as caught:
         dataset_cache.discover(config, split)
     assert str(caught.value) == message

@@ -71,8 +71,20 @@ def candidate_grader(domain: str, level: int = 2) -> Callable[[Any, Any, Any], d
     return grade
 
 
+def bare_candidate(text: Any) -> bool:
+    """0.4.0's domain validators take the candidate itself, never a response around it."""
+    return isinstance(text, str) and "\\boxed" not in text
+
+
 def plugin_for(domain: str) -> Any:
     return plugin(domain)
 
 
-__all__ = ["COMPATIBILITY_DOC", "NotAvailable", "candidate_grader", "not_available", "reference_validator"]
+__all__ = [
+    "COMPATIBILITY_DOC",
+    "bare_candidate",
+    "NotAvailable",
+    "candidate_grader",
+    "not_available",
+    "reference_validator",
+]

@@ -111,35 +111,29 @@ def _from_plugin(surface: str, registered_name: str, name: str) -> Callable[[str
 
 def _system_only(surface: str, system: str) -> Callable[[str], str]:
     def apply(question: str) -> str:
-        return (
-            CHAT_SURFACES[surface][0]
-            + system
-            + CHAT_SURFACES[surface][1]
-            + question
-            + CHAT_SURFACES[surface][2]
-        )
+        # Concatenation (not a format string): a non-text question fails as 0.4.0's did.
+        return render_chat_prompt(surface, system, question)
+
+    return apply
+
+
+def _rewriting(surface: str, system: str, ending: str, replacement: str, error: str) -> Callable[[str], str]:
+    """A digit template: the problem's closing instruction rewritten, under its own system text."""
+
+    def apply(question: str) -> str:
+        return render_chat_prompt(surface, system, _rewrite_ending(question, ending, replacement, error))
 
     return apply
 
 
 def _countdown_digits(surface: str, name: str) -> Callable[[str], str]:
     error = f"{name} requires an easy3 Countdown prompt ending in the boxed-expression instruction"
-
-    def apply(question: str) -> str:
-        user = _rewrite_ending(question, _COUNTDOWN_BOXED, _COUNTDOWN_CODE, error)
-        return render_chat_prompt(surface, COUNTDOWN_DIGITS_SYSTEM, user)
-
-    return apply
+    return _rewriting(surface, COUNTDOWN_DIGITS_SYSTEM, _COUNTDOWN_BOXED, _COUNTDOWN_CODE, error)
 
 
 def _graph_digits(surface: str, name: str) -> Callable[[str], str]:
     error = f"{name} requires a graph prompt ending in a boxed answer"
-
-    def apply(question: str) -> str:
-        user = _rewrite_ending(question, _BOXED_ANSWER, _BARE_DIGITS, error)
-        return render_chat_prompt(surface, GRAPH_DIGITS_SYSTEM, user)
-
-    return apply
+    return _rewriting(surface, GRAPH_DIGITS_SYSTEM, _BOXED_ANSWER, _BARE_DIGITS, error)
 
 
 def _named(name: str, function: Callable[[str], str]) -> Callable[[str], str]:

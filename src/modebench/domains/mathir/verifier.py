@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from modebench.compat.domain_modules import not_available, reference_validator
+from modebench.compat.domain_modules import bare_candidate, not_available, reference_validator
 from modebench.compat.routes import MATHIR_SOLUTION_PREFIX
 
 MATHIR_VERIFIER = "mathir_algebra"
@@ -66,6 +66,8 @@ def _validate(program_text: str, spec: Mapping[str, Any], verifier: str) -> Math
 
     if dict(spec).get("verifier") != verifier:
         raise MathIRError(f"spec verifier must be {verifier}")
+    if not bare_candidate(program_text):
+        return None
     key = validated_modebench_outcome_key(program_text, dict(spec))
     if key is None:
         return None

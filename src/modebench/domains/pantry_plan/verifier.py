@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from modebench.compat.domain_modules import not_available, reference_validator
+from modebench.compat.domain_modules import bare_candidate, not_available, reference_validator
 from modebench.domains._protocol import Malformed
 from modebench.domains.pantry_plan.parse import parse_allocation
 
@@ -65,6 +65,8 @@ def validate_pantry_plan(candidate: str, spec: Mapping[str, Any]) -> PantryPlanV
     """Validate an allocation (no Level 1 projection); None when it is not feasible."""
     from modebench.compat.grading import validated_modebench_outcome_key
 
+    if not bare_candidate(candidate):
+        return None
     key = validated_modebench_outcome_key(candidate, dict(spec))
     if key is None:
         return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from modebench.compat.domain_modules import bare_candidate
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
 from modebench.domains.python_factors.verifier import PythonFactorValidation
 from modebench.worker_process import BoundedWorker
@@ -30,6 +31,8 @@ class PythonFactorVerifierProcess(BoundedWorker):
 
     def validate(self, candidate: str, spec: Mapping[str, Any]) -> PythonFactorValidation | None:
         """The validation of a verified candidate, None for a wrong one; raises on unscorable."""
+        if not bare_candidate(candidate):
+            return None
         outcome = self.check(candidate, spec)
         status = outcome.get("status")
         if status in UNSCORABLE:
