@@ -1,4 +1,4 @@
-"""Regenerate the packaged walkthrough (``src/modebench/walkthrough_tasks.json``).
+"""Regenerate the packaged walkthrough (``src/modebench/walkthrough.json``).
 
 Five Level-1 tasks, one per domain, made by this project's generators; four saved responses
 each: two certified witnesses in different modes, one well-formed wrong answer (found by
@@ -24,7 +24,7 @@ from modebench.domains import plugin  # noqa: E402
 from modebench.domains._pipeline import grade_in_process  # noqa: E402
 
 ORDER = ("countdown", "graph_coloring", "python_factors", "mathir", "pantry_plan")
-TARGET = ROOT / "src" / "modebench" / "walkthrough_tasks.json"
+TARGET = ROOT / "src" / "modebench" / "walkthrough.json"
 MALFORMED = "not a solution"
 
 

@@ -46,9 +46,8 @@ TIMEOUT_RETRIES = 4
 # -- the reference side (runs inside the 0.4.0 interpreter) --------------------------------------
 def serve() -> None:
     """Answer JSON-line requests with the installed modebench (0.4.0): its worker, or its sizing."""
-    from modebench.verifier_core import grade_local  # type: ignore[import-not-found,unused-ignore]
-
     from modebench.verifier import grade_response  # type: ignore[import-not-found,unused-ignore]
+    from modebench.verifier_core import grade_local  # type: ignore[import-not-found,unused-ignore]
 
     for line in sys.stdin:
         request = json.loads(line)

@@ -173,3 +173,8 @@ __all__ = [
     "Split",
     "Task",
 ]
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md).
+from typing import TypeAlias  # noqa: E402
+
+__all__ += ["TypeAlias"]

@@ -40,3 +40,8 @@ __all__ = [
     "resolve_data_root",
     "split_record",
 ]
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md).
+from modebench.validation import InputError, loads, positive_integer  # noqa: E402
+
+__all__ += ["InputError", "loads", "positive_integer"]

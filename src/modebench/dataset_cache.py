@@ -45,3 +45,8 @@ __all__ = [
     "registry_bytes",
     "urlopen",
 ]
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md).
+from modebench.validation import InputError  # noqa: E402
+
+__all__ += ["InputError"]

@@ -24,7 +24,7 @@ from modebench.intake.preflight import (
     now_iso,
     record_label,
 )
-from modebench.isolation import client as verifier
+from modebench.isolation import client as verifier  # 0.4.0's modebench.verifier: the same module
 from modebench.receipt.notes import admission_limits, protocol_notes
 from modebench.receipt.schema import SCORING_POLICY
 from modebench.receipt.schema import V3 as V3_SCHEMA
@@ -37,8 +37,9 @@ Grader = Callable[[Mapping[str, Any]], list[dict[str, Any]]]
 
 def _grade_with_shared(prepared: Mapping[str, Any]) -> list[dict[str, Any]]:
     row = prepared["row"]
+    # ``grade_response`` is this module's global, looked up per call (0.4.0's replaceable hook).
     return [
-        verifier.grade_response(prepared["level"], prepared["domain"], row, text)
+        grade_response(prepared["level"], prepared["domain"], row, text)
         for text in prepared["raw"]["responses"]
     ]
 
@@ -161,4 +162,30 @@ __all__ = [
     "prompt_result",
     "protocol_notes",
     "receipt_header",
+]
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md); grade_response and validate_reference
+# are 0.4.0's call-time hooks, so ``grade_prepared`` callers may replace them here.
+from modebench.contracts import normalize_task_identity  # noqa: E402
+from modebench.data import load_split, prompt_id, split_record  # noqa: E402
+from modebench.metrics import POOLED, cell_summary  # noqa: E402
+from modebench.prompts import HISTORICAL, prompt_sha256  # noqa: E402
+from modebench.validation import validate_reference  # noqa: E402
+
+
+def grade_response(level: Any, domain: Any, row: Any, text: Any) -> dict[str, Any]:
+    """``verifier.grade_response``, looked up at call time (either may be replaced by a caller)."""
+    return verifier.grade_response(level, domain, row, text)  # an attribute of the module, per call
+
+
+__all__ += [
+    "HISTORICAL",
+    "POOLED",
+    "cell_summary",
+    "load_split",
+    "normalize_task_identity",
+    "prompt_id",
+    "prompt_sha256",
+    "split_record",
+    "validate_reference",
 ]

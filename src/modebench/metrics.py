@@ -297,3 +297,8 @@ __all__ = [
     "rarefied_distinct",
     "verified_mode_counts",
 ]
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md).
+from modebench.validation import positive_integer  # noqa: E402
+
+__all__ += ["positive_integer"]

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import importlib
 import json
 from collections.abc import Mapping
 from typing import Any
 
 from modebench.contracts import normalize_task_identity
 from modebench.domains import plugin
-from modebench.domains._prompt_text import CONDITIONS, NEUTRAL, REGISTERED
+from modebench.domains._prompt_text import CONDITIONS, NEUTRAL, REGISTERED, check_condition
 from modebench.domains._protocol import PromptTemplate
 
 HISTORICAL = REGISTERED
@@ -20,6 +22,7 @@ _ROLE_MARKERS = ("<|im_start|>", "<|im_end|>")
 
 
 def _template(level: Any, domain: Any, condition: str) -> tuple[int, str, PromptTemplate]:
+    check_condition(condition)  # first, as 0.4.0 does: an unknown condition is named before the task
     number, name = normalize_task_identity(level, domain)
     return number, name, plugin(name).prompt(number, condition)
 
@@ -87,3 +90,37 @@ __all__ = [
     "profile_metadata",
     "prompt_sha256",
 ]
+
+
+def training_environment(
+    level: Any, domain: Any, environment: Any, condition: str = DEFAULT_CONDITION
+) -> dict[str, Any]:
+    """A trainer's environment variables switched to ``condition``'s template for this task.
+
+    The environment must already name the task's registered template or the condition's own
+    (``OAT_ZERO_PROMPT_TEMPLATE``), so a foreign template is never silently replaced.
+    """
+    number = normalize_task_identity(level, domain)[0]
+    wanted = profile_metadata(level, domain, condition)["template_name"]
+    updated = copy.deepcopy(environment)
+    registered = profile_metadata(level, domain, HISTORICAL)["template_name"]
+    if environment.get("OAT_ZERO_PROMPT_TEMPLATE") not in (registered, wanted):
+        raise ValueError("unexpected source template; require a native registered interface")
+    updated["OAT_ZERO_PROMPT_TEMPLATE"] = wanted
+    updated["OAT_ZERO_MODEBENCH_PROMPT_CONDITION"] = condition
+    updated["OAT_ZERO_MODEBENCH_LEVEL"] = str(number)
+    return dict(updated)
+
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md).
+from modebench.compat.templates import CHAT_SURFACES, TEMPLATE_FACTORY  # noqa: E402
+
+__all__ += ["CHAT_SURFACES", "TEMPLATE_FACTORY", "registered"]  # noqa: F822 - registered: __getattr__ below
+
+
+def __getattr__(name: str) -> Any:
+    # 0.4.0's ``prompts.registered`` is the registered_prompts module, which is built on this one:
+    # resolved by name on first use, so that neither module imports the other at import time.
+    if name == "registered":
+        return importlib.import_module("modebench.registered_prompts")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

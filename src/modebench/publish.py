@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from modebench.validation import InputError
+from modebench.validation import InputError, OutputExistsError
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -58,7 +58,7 @@ def publish_new(temp: Path, final: Path) -> None:
     try:
         os.link(temp, final, follow_symlinks=False)
     except FileExistsError:
-        raise InputError(f"output already exists: {final}") from None
+        raise OutputExistsError(f"output already exists: {final}") from None
     finally:
         temp.unlink(missing_ok=True)
 

@@ -97,3 +97,10 @@ def summarize(payload: dict[str, Any]) -> str:
             "these scores are not comparable with fail-run (ModeBench 0.4.0) receipts."
         )
     return "\n".join(lines)
+
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md).
+from modebench.contracts import normalize_task_identity  # noqa: E402
+from modebench.identity import file_sha256  # noqa: E402
+
+__all__ += ["file_sha256", "normalize_task_identity"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from modebench.prompts import CONDITIONS
-from modebench.validation import InputError, json_value, positive_integer
+from modebench.validation import InputError, json_copy, positive_integer
 
 _FIELDS = ("generation", "model", "prompt_condition")
 
@@ -14,7 +14,7 @@ def validate_run(run: Any) -> dict[str, Any]:
     """Return a deep JSON copy of valid run metadata or raise ``InputError``."""
     if not isinstance(run, dict):
         raise InputError("run metadata must be an object")
-    copy: dict[str, Any] = json_value(run, "run")
+    copy: dict[str, Any] = json_copy(run, "run")
     missing = [name for name in _FIELDS if name not in copy]
     if missing:
         raise InputError(f"run metadata missing fields: {', '.join(sorted(missing))}")

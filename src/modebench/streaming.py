@@ -129,3 +129,12 @@ def evaluate_file(
     if spooled:
         spec = dataclasses.replace(spec, spooled=True)
     return dict(pipeline.run(spec, software=software_identity()))
+
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md).
+from modebench import evaluation  # noqa: E402
+from modebench._ledger import SeenSet as DiskSeen  # noqa: E402
+from modebench.diagnostics import UNSCORABLE  # noqa: E402
+from modebench.metrics import POOLED, effective_modes, prompt_mode_diversity  # noqa: E402
+
+__all__ += ["DiskSeen", "POOLED", "UNSCORABLE", "effective_modes", "evaluation", "prompt_mode_diversity"]

@@ -14,6 +14,8 @@ from typing import Any, TypeGuard
 __all__ = [
     "InputError",
     "OptionError",
+    "OutputExistsError",
+    "json_copy",
     "json_value",
     "loads",
     "is_integer",
@@ -75,7 +77,7 @@ def _bom_note(text: str, error: json.JSONDecodeError) -> str:
     return ""
 
 
-def loads(data: str | bytes | bytearray) -> Any:
+def loads(text: str | bytes | bytearray) -> Any:
     """Strict JSON: duplicate keys, NaN/Infinity and overflowing numbers are errors.
 
     Non-finite numbers are accepted by the decoder and rejected afterwards, as in the reference,
@@ -83,35 +85,37 @@ def loads(data: str | bytes | bytearray) -> Any:
     """
     nonfinite: list[bool] = []
 
-    def _float(text: str) -> float:
-        value = float(text)
+    def _float(number: str) -> float:
+        value = float(number)
         if not math.isfinite(value):  # 1e999 overflows to inf
             nonfinite.append(True)
         return value
 
-    def _constant(text: str) -> float:
+    def _constant(name: str) -> float:
         nonfinite.append(True)
-        return float(text)
+        return float(name)
 
     decoder = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=_float, parse_constant=_constant)
-    text = ""
+    document = ""
     try:
-        if isinstance(data, (bytes, bytearray)):
+        if isinstance(text, (bytes, bytearray)):
             # One leading UTF-8 byte order mark is skipped, as ModeBench 0.4.0's ``json.loads`` of
             # the line's bytes does (editors on Windows write one at the start of a file).
-            text = bytes(data[3:] if data.startswith(_BOM) else data).decode("utf-8")
+            document = bytes(text[3:] if text.startswith(_BOM) else text).decode("utf-8")
         else:
-            text = data
-            if text.startswith("\ufeff"):  # json.loads of a str refuses it, naming it
-                raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-        value = decoder.decode(text)
+            document = text
+            if document.startswith("\ufeff"):  # json.loads of a str refuses it, naming it
+                raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", document, 0)
+        value = decoder.decode(document)
     except UnicodeDecodeError as exc:
         raise InputError(f"invalid JSON: {exc}") from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc}{_bom_note(text, exc)}") from None
+        raise InputError(f"invalid JSON: {exc}{_bom_note(document, exc)}") from None
     except RecursionError:
         # The C decoder recurses once per nesting level; too deep is bad input, not a crash.
         raise InputError("invalid JSON: nesting is too deep") from None
+    except InputError:
+        raise  # the object hook's own message (a duplicate field), not a number problem
     except ValueError as exc:
         # int() refuses numbers longer than sys.get_int_max_str_digits() with a plain ValueError.
         raise InputError(f"invalid JSON: number is too long ({exc})") from None
@@ -142,8 +146,22 @@ def unit_fraction(value: float, option: str) -> None:
         raise OptionError("unit_fraction", f"{option} must be between 0 and 1", option=option)
 
 
-def json_value(value: object, label: str = "value") -> Any:
-    """Check that ``value`` is plain finite JSON; return a deep copy of it."""
+def json_value(value: object, label: str = "value") -> None:
+    """Check that ``value`` is plain finite JSON (0.4.0's check: tuples are not JSON); returns None."""
+    json_copy(value, label)
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple):
+            raise InputError(f"{label} must contain only JSON values")
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def json_copy(value: object, label: str = "value") -> Any:
+    """Check that ``value`` is plain finite JSON; return a deep copy of it (tuples become lists)."""
     try:
         text = json.dumps(value, allow_nan=False)
     except ValueError:
@@ -186,3 +204,11 @@ def validate_run(run: Any) -> dict[str, Any]:
 def validate_reference(level: Any, domain: Any, answer: Any) -> dict[str, Any]:
     """Validate a reference through the isolated worker; return the decoded answer object."""
     return _above("modebench.isolation.client", "reference_check")(level, domain, answer)  # type: ignore[no-any-return]
+
+
+class OutputExistsError(InputError, FileExistsError):
+    """The destination already exists and is never overwritten.
+
+    An :class:`InputError` for this project's callers (its message is ours) and a
+    ``FileExistsError`` for code written against 0.4.0, whose ``atomic_output`` raised one.
+    """

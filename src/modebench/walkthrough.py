@@ -1,6 +1,6 @@
 """The offline five-domain example: ``modebench walkthrough --directory DIR``.
 
-The bundle (``walkthrough_tasks.json``) was made by this project's own generators (see
+The bundle (``walkthrough.json``) was made by this project's own generators (see
 ``ops/make_walkthrough.py``): five Level-1 tasks, four saved responses each — two correct answers
 in different modes, one wrong, one malformed — so walkthrough → evaluate → report runs offline.
 """
@@ -21,7 +21,7 @@ __all__ = ["bundle", "export", "summarize"]
 
 def bundle() -> dict[str, Any]:
     """The packaged walkthrough document."""
-    text = resources.files("modebench").joinpath("walkthrough_tasks.json").read_text(encoding="utf-8")
+    text = resources.files("modebench").joinpath("walkthrough.json").read_text(encoding="utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
 
@@ -48,3 +48,9 @@ def export(directory: str | os.PathLike[str]) -> dict[str, Any]:
         "responses_per_prompt": 4,
         "next": f"modebench evaluate {directory}/responses.jsonl --run {directory}/run.json --output {directory}/report.json",
     }
+
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md).
+from modebench.validation import InputError  # noqa: E402
+
+__all__ += ["InputError"]

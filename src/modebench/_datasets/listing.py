@@ -7,7 +7,7 @@ from typing import Any
 
 from modebench._datasets.sources import RegistryLike, load_registry
 from modebench._datasets.suggest import unknown_hint
-from modebench.validation import InputError
+from modebench.validation import InputError, with_hint
 
 __all__ = ["discover", "listing", "registry_bytes"]
 
@@ -20,8 +20,19 @@ def registry_bytes(registry: RegistryLike = None) -> bytes:
 def discover(
     config: str | None = None, split: str | None = None, *, registry: RegistryLike = None
 ) -> list[dict[str, Any]]:
-    """Registry records matching the optional filters, in registry order."""
-    return load_registry(registry).select(config, split)
+    """Registry records matching the optional filters, in registry order.
+
+    A selection that matches nothing is an error, as in 0.4.0 (whose message this is): a caller
+    never mistakes a typo, or a path such as ``../../escape``, for an empty registry.
+    """
+    chosen = load_registry(registry)
+    records = chosen.select(config, split)
+    if not records:
+        raise with_hint(
+            InputError(f"unknown dataset selection: {config or '*'}/{split or '*'}; use datasets list"),
+            unknown_hint(config, split, chosen.records).strip() or None,
+        )
+    return records
 
 
 def listing(

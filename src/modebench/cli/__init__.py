@@ -153,3 +153,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+# ModeBench 0.4.0 surface names (docs/compatibility.md).
+from modebench.data import load_split, prepare_requests, prompt_id  # noqa: E402
+from modebench.dataset_cache import discover, fetch  # noqa: E402
+from modebench.diagnostics import VerifierExecutionError  # noqa: E402
+from modebench.identity import software_identity  # noqa: E402
+
+__all__ += [
+    "VerifierExecutionError",
+    "discover",
+    "fetch",
+    "load_split",
+    "prepare_requests",
+    "prompt_id",
+    "software_identity",
+]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable
 from functools import cache
+from typing import Any
 
 from modebench.contracts import DOMAINS, Domain, normalize_domain
 from modebench.domains._protocol import (
@@ -144,3 +145,10 @@ __all__ = [
     "plugin",
     "unsupported",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # 0.4.0 exposed each built-in domain package as an attribute (``modebench.domains.mathir``).
+    if name in DOMAINS:
+        return importlib.import_module(f"modebench.domains.{name}")
+    raise AttributeError(f"module 'modebench.domains' has no attribute {name!r}")

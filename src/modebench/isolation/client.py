@@ -11,7 +11,7 @@ import threading
 from typing import Any
 
 from modebench.contracts import normalize_domain, normalize_level
-from modebench.diagnostics import UNSCORABLE, VerifierExecutionError, result
+from modebench.diagnostics import MAX_RESPONSE_CHARS, UNSCORABLE, VerifierExecutionError, result
 from modebench.domains._pipeline import identity_hint, parent_precheck
 from modebench.isolation.process import BoundedWorker
 from modebench.validation import InputError, with_hint
@@ -81,4 +81,4 @@ def reference_check_with(worker: BoundedWorker, level: Any, domain: Any, answer:
     raise VerifierExecutionError(result("worker_failure", detail="invalid reference reply"))
 
 
-__all__ = ["close_worker", "grade_response", "grade_with_worker", "reference_check"]
+__all__ = ["MAX_RESPONSE_CHARS", "close_worker", "grade_response", "grade_with_worker", "reference_check"]

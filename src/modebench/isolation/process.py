@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from modebench.contracts import normalize_domain
-from modebench.diagnostics import MAX_REPLY_BYTES, PARENT_DEADLINE_SECONDS, UNSCORABLE, result
+from modebench.diagnostics import (
+    MAX_REPLY_BYTES,
+    MAX_REQUEST_BYTES,
+    PARENT_DEADLINE_SECONDS,
+    STATUSES,
+    UNSCORABLE,
+    result,
+)
 from modebench.domains._pipeline import encode_answer
 from modebench.isolation.protocol import WARM_ENV, decode_line, groups_request, item_reply, validate_reply
 
@@ -433,4 +440,12 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             continue
 
 
-__all__ = ["BoundedWorker", "GradingCancelled", "START_ATTEMPTS", "START_SECONDS", "worker_command"]
+__all__ = [
+    "MAX_REQUEST_BYTES",
+    "STATUSES",
+    "BoundedWorker",
+    "GradingCancelled",
+    "START_ATTEMPTS",
+    "START_SECONDS",
+    "worker_command",
+]

@@ -27,6 +27,7 @@ from typing import Any, BinaryIO
 
 from modebench import domains
 from modebench.bounded_cache import ResultCache
+from modebench.compat.worker import guarded_handle as guarded_handle  # 0.4.0's single-reply step
 from modebench.contracts import normalize_domain
 from modebench.diagnostics import (
     DOMAIN_DEADLINE_SECONDS,
@@ -35,6 +36,7 @@ from modebench.diagnostics import (
     WORKER_MEMORY_BYTES,
     result,
 )
+from modebench.diagnostics import PYTHON_DEADLINE_SECONDS as PYTHON_DEADLINE_SECONDS
 from modebench.domains._interpreter import settle
 from modebench.domains._pipeline import (
     REFERENCES,

@@ -26,7 +26,7 @@ from modebench.stats.lockstep import lockstep
 from modebench.stats.mcnemar import mcnemar
 from modebench.stats.paired import Digest, paired_groups
 from modebench.stats.profiles import Profile, PromptSummary, completed_receipt, entry_summary
-from modebench.stats.ratio import Column, column, difference, estimate, standard_error
+from modebench.stats.ratio import Column, column, difference, estimate, scaled_column, standard_error
 from modebench.stats.retention import (
     Expected,
     Retention,
@@ -173,14 +173,7 @@ def _empty_row(
     return row
 
 
-def _scaled(values: Sequence[tuple[Fraction, Fraction]]) -> Column:
-    """A ratio column from rational (numerator, denominator) pairs: both are multiplied by one
-    common integer so the denominators are integers (the ratio, its clustered error and every
-    bootstrap ratio are unchanged by a common factor)."""
-    scale = 1
-    for _, den in values:
-        scale = math.lcm(scale, den.denominator)
-    return column((num * scale, int(den * scale)) for num, den in values)
+_scaled = scaled_column
 
 
 def _wald_p(estimate_: float | None, error: float | None, *, lower: bool = False) -> float | None:

@@ -31,7 +31,7 @@ from modebench.stats.comparison import (
     coverage,
     paired_counts,
 )
-from modebench.stats.sources import Run, label_runs
+from modebench.stats.sources import Filters, Run, label_runs, reportable_threshold
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
 
@@ -56,51 +56,6 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p_values[index]))
         adjusted[index] = running
     return adjusted
-
-
-class Filters:
-    """Which cells to compare: ``cells`` as (level, domain) pairs, ``domains``, ``levels``."""
-
-    def __init__(
-        self,
-        cells: Sequence[tuple[int, str]] | None = None,
-        domains: Sequence[str] | None = None,
-        levels: Sequence[int] | None = None,
-    ) -> None:
-        self.cells = set(cells) if cells else None
-        self.domains = set(domains) if domains else None
-        self.levels = set(levels) if levels else None
-
-    def keep(self, level: int, domain: str) -> bool:
-        return (
-            (self.cells is None or (level, domain) in self.cells)
-            and (self.domains is None or domain in self.domains)
-            and (self.levels is None or level in self.levels)
-        )
-
-    def apply(self, groups: dict[tuple[int, str], Any]) -> dict[tuple[int, str], Any]:
-        return {key: value for key, value in groups.items() if self.keep(*key)}
-
-    def __bool__(self) -> bool:
-        return any(x is not None for x in (self.cells, self.domains, self.levels))
-
-
-def reportable_threshold(receipts: Sequence[str]) -> int:
-    """The receipts' PCMD reporting threshold (``min_defined_prompts``; the largest when they differ)."""
-    from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
-    from modebench.stats.journal import open_receipt
-
-    found = []
-    for receipt in receipts:
-        try:
-            payload = open_receipt(receipt).payload
-        except InputError:
-            continue  # the pass that reads it reports the error
-        for cell in payload.get("cells", []):
-            value = cell.get("pcmd", {}).get("min_defined_prompts") if isinstance(cell, dict) else None
-            if isinstance(value, int) and not isinstance(value, bool):
-                found.append(value)
-    return max(found, default=DEFAULT_MIN_DEFINED_PROMPTS)
 
 
 def _pair_runs(

@@ -80,3 +80,13 @@ def standard_error(freqs: Sequence[int], col: Column) -> float | None:
     ratio = float(num / den)
     squares = math.fsum(f * (x - ratio * d) ** 2 for f, x, d in zip(freqs, col.values(), col.dens) if f and d)
     return math.sqrt(clusters / (clusters - 1) * squares) / den
+
+
+def scaled_column(values: Sequence[tuple[Fraction, Fraction]]) -> Column:
+    """A ratio column from rational (numerator, denominator) pairs: both are multiplied by one
+    common integer so the denominators are integers (the ratio, its clustered error and every
+    bootstrap ratio are unchanged by a common factor)."""
+    scale = 1
+    for _, den in values:
+        scale = math.lcm(scale, den.denominator)
+    return column((num * scale, int(den * scale)) for num, den in values)

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
+from modebench.stats.journal import open_receipt
 from modebench.validation import InputError, loads
 
 __all__ = ["Run", "label_runs", "resolve_run"]
@@ -145,3 +148,45 @@ def label_runs(runs: list[Run]) -> list[str]:
             seen[name] = seen.get(name, 0) + 1
             names[index] = f"{name} #{seen[name]}"
     return names
+
+
+class Filters:
+    """Which cells to compare: ``cells`` as (level, domain) pairs, ``domains``, ``levels``."""
+
+    def __init__(
+        self,
+        cells: Sequence[tuple[int, str]] | None = None,
+        domains: Sequence[str] | None = None,
+        levels: Sequence[int] | None = None,
+    ) -> None:
+        self.cells = set(cells) if cells else None
+        self.domains = set(domains) if domains else None
+        self.levels = set(levels) if levels else None
+
+    def keep(self, level: int, domain: str) -> bool:
+        return (
+            (self.cells is None or (level, domain) in self.cells)
+            and (self.domains is None or domain in self.domains)
+            and (self.levels is None or level in self.levels)
+        )
+
+    def apply(self, groups: dict[tuple[int, str], Any]) -> dict[tuple[int, str], Any]:
+        return {key: value for key, value in groups.items() if self.keep(*key)}
+
+    def __bool__(self) -> bool:
+        return any(x is not None for x in (self.cells, self.domains, self.levels))
+
+
+def reportable_threshold(receipts: Sequence[str]) -> int:
+    """The receipts' PCMD reporting threshold (``min_defined_prompts``; the largest when they differ)."""
+    found = []
+    for receipt in receipts:
+        try:
+            payload = open_receipt(receipt).payload
+        except InputError:
+            continue  # the pass that reads it reports the error
+        for cell in payload.get("cells", []):
+            value = cell.get("pcmd", {}).get("min_defined_prompts") if isinstance(cell, dict) else None
+            if isinstance(value, int) and not isinstance(value, bool):
+                found.append(value)
+    return max(found, default=DEFAULT_MIN_DEFINED_PROMPTS)

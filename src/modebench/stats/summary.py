@@ -18,7 +18,7 @@ from modebench.metrics import mode_diversity
 from modebench.stats import bootstrap, estimators
 from modebench.stats.bootstrap import Bootstrap
 from modebench.stats.profiles import CellKey, Profile, cell_profiles
-from modebench.stats.ratio import column, estimate, standard_error
+from modebench.stats.ratio import column, estimate, scaled_column, standard_error
 from modebench.stats.retention import split_half
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
@@ -210,10 +210,7 @@ def cell_rows(
     return rows
 
 
-def _scaled(values: Sequence[tuple[Fraction, Fraction]]) -> Any:
-    from modebench.stats.comparison import _scaled as scaled
-
-    return scaled(values)
+_scaled = scaled_column
 
 
 def _pooled(
@@ -287,8 +284,7 @@ def curves(
     """Curves over k with standard errors and bootstrap intervals for every cell of a run (a
     receipt, a ``suite.json`` or a directory of receipts), then per domain and over all cells."""
     from modebench.identity import file_sha256
-    from modebench.stats.many import Filters, reportable_threshold
-    from modebench.stats.sources import label_runs, resolve_run
+    from modebench.stats.sources import Filters, label_runs, reportable_threshold, resolve_run
 
     run = resolve_run(receipt, label)
     chosen = Filters(cells, domains, levels)

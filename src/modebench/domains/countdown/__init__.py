@@ -5,6 +5,7 @@ The scoring contract is described in ``docs/scoring/countdown.md``.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from modebench.domains._protocol import CardText, DomainPlugin
@@ -43,3 +44,10 @@ PLUGIN = DomainPlugin(
 )
 
 __all__ = ["PLUGIN"]
+
+
+def __getattr__(name: str) -> Any:
+    # 0.4.0's per-domain modules, imported on first use (docs/compatibility.md).
+    if name in ("grading", "verifier"):
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -239,4 +239,25 @@ def check_sides(ref: CountdownRef, side_texts: list[str]) -> tuple[str | None, b
     return None, evaluable
 
 
-__all__ = ["EVAL_COST_LIMIT", "PARSE_DEPTH_LIMIT", "check_sides", "compose_key"]
+__all__ = ["EVAL_COST_LIMIT", "PARSE_DEPTH_LIMIT", "check_sides", "compose_key", "operand_key"]
+
+
+def operand_key(numbers: tuple[int, ...], side_texts: list[str]) -> str | None:
+    """Key of the first side that uses exactly ``numbers``, whatever its value (0.4.0's legacy
+    display key, ``grading.extract_normalized_final_answer``; never used for grading)."""
+    wanted = sorted(numbers)
+    for side in side_texts:
+        if _ALLOWED.fullmatch(side) is None:
+            continue
+        try:
+            body = _parse(side)
+        except (SyntaxError, RecursionError, MemoryError):  # runs in the caller: bounded, never raises
+            continue
+        literals: list[int] = []
+        try:
+            _evaluate(body, literals)
+        except (_DivisionByZero, _NotCountdown, RecursionError):
+            continue
+        if sorted(literals) == wanted:
+            return "countdown:" + _key(body)
+    return None

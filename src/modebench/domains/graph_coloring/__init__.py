@@ -8,6 +8,7 @@ The scoring contract is described in ``docs/scoring/graph_coloring.md``.
 
 from __future__ import annotations
 
+import importlib
 from itertools import product
 from typing import Any
 
@@ -53,3 +54,10 @@ PLUGIN = DomainPlugin(
 )
 
 __all__ = ["PLUGIN"]
+
+
+def __getattr__(name: str) -> Any:
+    # 0.4.0's per-domain modules, imported on first use (docs/compatibility.md).
+    if name in ("grading", "verifier"):
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

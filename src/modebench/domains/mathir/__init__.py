@@ -10,6 +10,7 @@ The scoring contract is described in ``docs/scoring/mathir.md``.
 
 from __future__ import annotations
 
+import importlib
 import random
 from typing import Any
 
@@ -79,3 +80,10 @@ PLUGIN = DomainPlugin(
 )
 
 __all__ = ["PLUGIN"]
+
+
+def __getattr__(name: str) -> Any:
+    # 0.4.0's per-domain modules, imported on first use (docs/compatibility.md).
+    if name in ("grading", "verifier"):
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

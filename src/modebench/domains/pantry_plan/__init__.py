@@ -8,6 +8,7 @@ The scoring contract is described in ``docs/scoring/pantry_plan.md``.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from modebench.domains._protocol import CardText, Correct, DomainPlugin
@@ -62,3 +63,10 @@ PLUGIN = DomainPlugin(
 )
 
 __all__ = ["PLUGIN", "grade"]
+
+
+def __getattr__(name: str) -> Any:
+    # 0.4.0's per-domain modules, imported on first use (docs/compatibility.md).
+    if name in ("grading", "support", "verifier"):
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

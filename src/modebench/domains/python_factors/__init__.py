@@ -9,6 +9,7 @@ The scoring contract is described in ``docs/scoring/python_factors.md``.
 
 from __future__ import annotations
 
+import importlib
 from itertools import islice, product
 from typing import Any
 
@@ -69,3 +70,10 @@ PLUGIN = DomainPlugin(
 )
 
 __all__ = ["PLUGIN", "grade"]
+
+
+def __getattr__(name: str) -> Any:
+    # 0.4.0's per-domain modules, imported on first use (docs/compatibility.md).
+    if name in ("grading", "process", "verifier"):
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,97 @@
+"""Shared pieces of 0.4.0's per-domain modules (``domains.<d>.{verifier,grading}``).
+
+0.4.0 split each domain into a reference validator ``validate_reference(spec, level)`` and a
+candidate grader ``grade(candidate, spec, text)``; here both are views of the one plug-in
+(``domains/<d>/__init__.py``). Names that only described 0.4.0's internal data structures and
+have no counterpart here raise :class:`NotAvailable`, which says so and points to the docs.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from modebench.diagnostics import result
+from modebench.domains import plugin
+from modebench.domains._pipeline import REFERENCES, ReferenceProblem, grade_text, resolve
+from modebench.validation import InputError
+
+COMPATIBILITY_DOC = "docs/compatibility.md"
+
+
+class NotAvailable(NotImplementedError):
+    """A 0.4.0 internal with no counterpart in this implementation."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"{name} described ModeBench 0.4.0's internal data structures and is not available; see {COMPATIBILITY_DOC}"
+        )
+
+
+def not_available(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Keep 0.4.0's name and signature (so calls bind as before) but say it is not available."""
+
+    def unavailable(*args: Any, **kwargs: Any) -> Any:
+        inspect.signature(function).bind(*args, **kwargs)  # a wrong call still fails as a TypeError
+        raise NotAvailable(function.__name__)
+
+    return functools.wraps(function)(unavailable)
+
+
+def reference_validator(domain: str) -> Callable[[Any, Any], None]:
+    """``validate_reference(spec, level)``: None, or InputError with the contract's detail."""
+
+    def validate_reference(spec: Any, level: Any) -> None:
+        try:
+            number, found = resolve(level, domain)
+            REFERENCES.get(number, found, spec)
+        except ReferenceProblem as exc:
+            raise InputError(
+                exc.detail.split(": ", 1)[-1] if exc.detail.startswith("invalid ") else exc.detail
+            ) from None
+
+    return validate_reference
+
+
+def candidate_grader(domain: str, level: int = 2) -> Callable[[Any, Any, Any], dict[str, Any]]:
+    """``grade(candidate, spec, text)``: the candidate graded, ``graded_text`` the raw text."""
+
+    def grade(candidate: Any, spec: Any, text: Any) -> dict[str, Any]:
+        try:
+            number, found = resolve(level, domain)
+            parsed = REFERENCES.get(number, found, spec)[1]
+        except ReferenceProblem as exc:
+            return result("invalid_reference", text=text if isinstance(text, str) else "", detail=exc.detail)
+        graded = grade_text(number, found, parsed, candidate if isinstance(candidate, str) else "")
+        graded["graded_text"] = text if isinstance(text, str) else ""
+        return graded
+
+    return grade
+
+
+def bare_candidate(text: Any) -> bool:
+    """0.4.0's domain validators take the candidate itself, never a response around it."""
+    return isinstance(text, str) and "\\boxed" not in text
+
+
+def plugin_for(domain: str) -> Any:
+    return plugin(domain)
+
+
+__all__ = [
+    "COMPATIBILITY_DOC",
+    "bare_candidate",
+    "NotAvailable",
+    "candidate_grader",
+    "not_available",
+    "reference_validator",
+]
+
+
+@dataclass(frozen=True)
+class PythonFactorValidation:
+    canonical_key: str
+    outputs: tuple[int, ...]

@@ -1,0 +1,76 @@
+"""The data files 0.4.0 shipped at the package root, derived from this project's own data.
+
+``frozen_splits.json`` is the packaged 0.4.0 registry and ``dataset_cards.json`` its cards, both
+byte-identical to 0.4.0's; ``data-sources.json`` states this project's data sources in 0.4.0's
+layout (the Pantry source from ``domains/pantry_plan/ingredients.json``, the licences from
+``DATA_LICENSE``). ``ops/make_package_data.py`` writes them and a test holds them equal to what
+these functions produce, so the copies cannot drift from their sources.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+#: Package-root file name → the function that produces its bytes.
+GENERATED = ("frozen_splits.json", "dataset_cards.json", "data-sources.json")
+
+
+def frozen_splits_bytes() -> bytes:
+    from modebench.dataset_cache import registry_bytes
+
+    return registry_bytes()
+
+
+def dataset_cards_bytes() -> bytes:
+    from modebench.cards import cards_bytes
+
+    return cards_bytes()
+
+
+def data_sources() -> dict[str, Any]:
+    pantry = json.loads(
+        resources.files("modebench")
+        .joinpath("domains/pantry_plan/ingredients.json")
+        .read_text(encoding="utf-8")
+    )["source"]
+    return {
+        "dataset_specific_license": "CC-BY-4.0 for the task data this project generates and ships (DATA_LICENSE); "
+        "upstream public-domain elements retain their original status.",
+        "pantry_ingredient_source": {
+            "archive_name": pantry["archive"],
+            "archive_sha256": pantry["archive_sha256"],
+            "dataset": f"USDA FoodData Central {pantry['dataset']}",
+            "license": pantry["license"],
+            "release": pantry["release"],
+            "url": pantry["license_url"],
+            "citation": f"{pantry['publisher']}. {pantry['dataset']}, {pantry['release']} release.",
+        },
+        "source_code": "Apache-2.0 (LICENSE).",
+        "project_dataset_license": {
+            "spdx": "CC-BY-4.0",
+            "url": "https://creativecommons.org/licenses/by/4.0/",
+            "notice": "DATA_LICENSE",
+            "attribution": ["modebench contributors"],
+            "scope": "The bundled frozen release, the walkthrough tasks and releases made with `modebench build`; "
+            "the ModeBench 0.4.0 splits that `datasets fetch` downloads are the ModeBench authors' data.",
+        },
+    }
+
+
+def data_sources_bytes() -> bytes:
+    return (json.dumps(data_sources(), indent=2) + "\n").encode("utf-8")
+
+
+def generated_bytes(name: str) -> bytes:
+    """The bytes a generated package-root file must hold."""
+    producers = {
+        "frozen_splits.json": frozen_splits_bytes,
+        "dataset_cards.json": dataset_cards_bytes,
+        "data-sources.json": data_sources_bytes,
+    }
+    return producers[name]()
+
+
+__all__ = ["GENERATED", "data_sources", "generated_bytes"]
