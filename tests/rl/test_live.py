@@ -100,3 +100,12 @@ def test_bank_export_is_evaluate_input(tmp_path, grader, records):
         assert cell.distinct_at_k == len(bank.modes(pid))
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert sorted(line["id"] for line in lines) == bank.prompts
+
+
+def test_a_step_flushed_without_publishing_writes_nothing(tmp_path, grader, records):
+    recorder = RolloutRecorder(receipts_dir=tmp_path / "receipts", grader=grader)
+    batch = completions(records[:1], lambda r: r["responses"])
+    recorder.record(batch, grader.grade(batch))
+    step = recorder.flush(1, publish=False)  # what the callback does on a non-main process
+    assert step is not None and step.receipt is None and step.metrics["modebench/all/prompts"] == 1.0
+    assert not (tmp_path / "receipts").exists() and recorder.trajectory_runs() == []

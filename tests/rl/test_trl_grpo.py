@@ -102,7 +102,7 @@ def test_grpo_trainer_runs_with_modebench_rewards(tmp_path):
     args = trl.GRPOConfig(
         output_dir=str(tmp_path / "out"), per_device_train_batch_size=8, num_generations=4,
         max_completion_length=1, max_steps=3, logging_steps=1, learning_rate=1e-3, beta=0.0,
-        report_to=[], save_strategy="steps", save_steps=3, use_cpu=True, bf16=False, seed=0, temperature=1.0,
+        report_to=[], save_strategy="steps", save_steps=3, log_completions=True, use_cpu=True, bf16=False, seed=0, temperature=1.0,
         dataloader_num_workers=0,
     )  # fmt: skip
     trainer = trl.GRPOTrainer(
@@ -139,6 +139,10 @@ def test_grpo_trainer_runs_with_modebench_rewards(tmp_path):
             result = grade(Task(pid, row["level"], row["domain"], "p", json.loads(row["answer"])), item.text)
             assert result["status"] == "correct" and result["canonical_key"] == item.canonical_key
             assert item.prompt == row["prompt"]
+
+    # Each completion's status and mode key went to TRL's completions table beside its reward.
+    table = trainer._logs["extra"]
+    assert list(table["modebench_status"])[-len(reward.inner.last) :] == [g.status for g in reward.inner.last]
 
     # The bank was saved with the checkpoint and loads back to the same state.
     assert load_bank(tmp_path / "out" / "checkpoint-3").state_dict() == bank.state_dict()

@@ -5,7 +5,9 @@ At the end of every optimizer step it flushes the :class:`~modebench.rl.live.Rol
 step's receipt when the recorder has a receipts directory. At the next log event it adds the
 metrics of the latest flushed step to the logs: to the dict every reporting callback receives
 (TensorBoard, W&B, the console) and to the entry the trainer has just appended to
-``state.log_history``. Metrics that are undefined for a step (None) are left out. At each
+``state.log_history``. Metrics that are undefined for a step (None) are left out. In a
+multi-process run each process's metrics cover the rollouts it graded; only the main process
+writes receipts. At each
 checkpoint the bank's state is saved beside it as ``modebench_bank.json`` (:func:`load_bank`).
 
 Reporting callbacks run in the order they were added, and the trainer adds its reporters before
@@ -45,7 +47,9 @@ class ModebenchCallback(TrainerCallback):  # type: ignore[misc,unused-ignore]  #
     def on_step_end(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
-        record = self.recorder.flush(state.global_step)
+        # In a multi-process run each process grades its own share of the rollouts; only the
+        # main process writes receipts, so that no two processes write the same step.
+        record = self.recorder.flush(state.global_step, publish=state.is_world_process_zero)
         if record is not None:
             self._pending = {key: value for key, value in record.metrics.items() if value is not None}
 

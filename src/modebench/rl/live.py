@@ -144,15 +144,16 @@ class RolloutRecorder:
                         prompt=None if prompts is None else prompts[row],
                     )
 
-    def flush(self, step: int) -> StepRecord | None:
-        """Metrics (and receipt) of everything recorded since the last flush, labelled ``step``;
-        None when nothing was recorded (a step that reused earlier generations)."""
+    def flush(self, step: int, *, publish: bool = True) -> StepRecord | None:
+        """Metrics (and receipt, unless ``publish`` is False) of everything recorded since the
+        last flush, labelled ``step``; None when nothing was recorded (a step that reused earlier
+        generations)."""
         with self._lock:
             pending, self._pending = self._pending, {}
         if not pending:
             return None
         values = self._metrics(pending)
-        receipt = self._publish(step, pending) if self.receipts_dir is not None else None
+        receipt = self._publish(step, pending) if publish and self.receipts_dir is not None else None
         record = StepRecord(step, values, receipt)
         self.steps.append(record)
         self.last = values

@@ -76,7 +76,9 @@ class TRLReward:
     Reads the dataset columns ``answer`` (the reference object or its JSON text), ``level``,
     ``domain`` and, when present, ``prompt_id`` (:func:`modebench.rl.dataset.trainer_rows` writes
     all four). Every graded batch is kept in :attr:`last` and handed to ``recorder`` (metrics,
-    bank, receipts) when one is given.
+    bank, receipts) when one is given; each completion's status and mode key also go to TRL's
+    completions table (columns ``modebench_status``, ``modebench_mode_key``) through the
+    ``log_extra`` argument TRL passes.
     """
 
     #: TRL names a plain callable's reward column after ``__name__`` (``rewards/modebench/mean``).
@@ -136,6 +138,10 @@ class TRLReward:
             rewards = self.shaping.apply(rewards, graded, pids, bank)
         if self.recorder is not None:
             self.recorder.record(batch, graded, list(prompts))
+        log_extra = kwargs.get("log_extra")
+        if callable(log_extra):  # TRL >= 1.x: extra columns of its completions table
+            log_extra("modebench_status", [result.status for result in graded])
+            log_extra("modebench_mode_key", [result.canonical_key or "" for result in graded])
         self.last = graded
         self.calls += 1
         return rewards
