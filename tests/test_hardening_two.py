@@ -84,7 +84,13 @@ def test_worker_count_never_changes_a_journal_on_cache_filling_input(tmp_path: P
             source, output, workers=workers, progress=lambda event, peaks=peaks: _children_peak_kib(peaks)
         )
         payload = json.loads(output.read_text())
-        assert payload["evaluation"]["status"] == "completed", payload["evaluation"]
+        unscored = [
+            (json.loads(line)["result"]["id"], attempt["status"], attempt["detail"])
+            for line in (output.parent / payload["prompt_results"]["path"]).read_text().splitlines()
+            for attempt in json.loads(line)["result"]["draws"][0]["attempts"]
+            if attempt["status"] not in ("correct", "incorrect")
+        ]
+        assert payload["evaluation"]["status"] == "completed", (workers, unscored)
         journal = output.parent / payload["prompt_results"]["path"]
         journals.append(journal.read_bytes())
         peaks_mib[workers] = max(peaks.values(), default=0) // 1024
