@@ -25,10 +25,10 @@ demo: $(STAMP)
 ## check: the full test suite plus the quality gates (what CI runs)
 check: test quality
 
-# Tests run on every core (pytest-xdist); tests that share a server, cluster or browser carry an
-# xdist_group and run on one worker (--dist loadgroup). JOBS=1 runs them in this process.
+# Tests run on every core (pytest-xdist); all tests of a file run on one worker (--dist loadfile), so
+# a module's shared server, cluster or browser is started once. JOBS=1 runs them in this process.
 JOBS ?= auto
-PYTEST := $(BIN)/python -m pytest $(if $(filter 1,$(JOBS)),-p no:xdist,-n $(JOBS) --dist loadgroup)
+PYTEST := $(BIN)/python -m pytest $(if $(filter 1,$(JOBS)),-p no:xdist,-n $(JOBS) --dist loadfile)
 # pytest's exit code is kept and named (make itself would only say "Error 1"): 1 a test failed,
 # 2 interrupted, 3 internal error, 4 usage error, 5 no test was collected (a failure too).
 define run_pytest

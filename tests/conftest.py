@@ -6,9 +6,9 @@
   skip with one reason, and the end of the run says how many did and where the data goes.
 - ``slow``: tests under :data:`SLOW` (and any test marked ``@pytest.mark.slow``) start servers,
   clusters, browsers or many subprocesses; ``make test-fast`` (``-m "not slow"``) leaves them out.
-- pytest-xdist (``make check`` runs ``-n auto --dist loadgroup``): every test of a module that uses
-  a module- or class-scoped fixture (one Ray cluster, one browser, one installed venv) goes to one
-  worker, so the expensive set-up is made once; session fixtures are made once per worker.
+- pytest-xdist (``make check`` runs ``-n auto --dist loadfile``): every test of a module goes to one
+  worker, so a module-scoped set-up (one Ray cluster, one browser, one installed venv) is made
+  once; session fixtures are made once per worker.
 """
 
 from __future__ import annotations
@@ -44,16 +44,6 @@ SLOW = (
 _TESTS = Path(__file__).resolve().parent
 
 
-def _shares_a_module_fixture(item: pytest.Item) -> bool:
-    info = getattr(item, "_fixtureinfo", None)
-    if info is None:
-        return False
-    return any(
-        defs and defs[-1].scope in ("module", "class", "package") for defs in info.name2fixturedefs.values()
-    )
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     skip = None if have_reference() else pytest.mark.skip(reason=SKIP_REASON)
     for item in items:
@@ -63,8 +53,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             relative = ""
         if relative.startswith(SLOW):
             item.add_marker(pytest.mark.slow)
-        if _shares_a_module_fixture(item) and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(relative or item.nodeid.split("::")[0]))
         if skip is not None and item.get_closest_marker("reference") is not None:
             item.add_marker(skip)
 

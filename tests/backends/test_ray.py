@@ -21,7 +21,7 @@ import pytest
 
 from modebench.api import evaluate_file
 from modebench.verifier_worker import FAULT_BY_TEXT, FAULT_ENV, FAULT_TEXT
-from tests.reference_data import conformance_fixtures
+from tests.reference_data import SKIP_REASON, conformance_fixtures
 
 from .inputs import normalized, write_mixed
 
@@ -45,10 +45,28 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A two-CPU Ray head node on 127.0.0.1, stopped (with its workers) after the module."""
-    port = _free_port()
-    temp = tmp_path_factory.mktemp("ray")
     env = dict(os.environ, PYTHONPATH=str(SRC), RAY_USAGE_STATS_ENABLED="0", **{FAULT_ENV: FAULT_BY_TEXT})
-    started = subprocess.run(
+    # Ray gives its head node a fixed 30 s to register, which a busy machine can miss: try again
+    # (a fresh port and directory) rather than fail the module on the machine's load.
+    for _attempt in range(3):
+        port = _free_port()
+        temp = tmp_path_factory.mktemp("ray")
+        started = _ray_start(env, port, temp)
+        if started.returncode == 0 or "timed out during startup" not in started.stderr + started.stdout:
+            break
+        subprocess.run([str(RAY_CLI), "stop", "--force"], env=env, capture_output=True, timeout=120)
+    assert started.returncode == 0, started.stdout + started.stderr
+    address = f"127.0.0.1:{port}"
+    ray.init(address=address, log_to_driver=False)
+    try:
+        yield address
+    finally:
+        ray.shutdown()
+        subprocess.run([str(RAY_CLI), "stop", "--force"], env=env, capture_output=True, timeout=120)
+
+
+def _ray_start(env: dict[str, str], port: int, temp: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [
             str(RAY_CLI),
             "start",
@@ -70,14 +88,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         text=True,
         timeout=180,
     )
-    assert started.returncode == 0, started.stdout + started.stderr
-    address = f"127.0.0.1:{port}"
-    ray.init(address=address, log_to_driver=False)
-    try:
-        yield address
-    finally:
-        ray.shutdown()
-        subprocess.run([str(RAY_CLI), "stop", "--force"], env=env, capture_output=True, timeout=120)
 
 
 def _journal(receipt: Path) -> bytes:
@@ -92,7 +102,7 @@ def _same(a: Path, b: Path) -> None:
 def _conformance_input(path: Path) -> Path:
     fixtures = conformance_fixtures()
     if not fixtures:
-        pytest.skip("ModeBench 0.4.0 reference data not found (set MODEBENCH_REFERENCE_DIR)")
+        pytest.skip(SKIP_REASON)
     with open(path, "w", encoding="utf-8") as handle:
         for index, fixture in enumerate(fixtures):
             record = {
