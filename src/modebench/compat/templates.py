@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from modebench.domains import all_plugins
+from modebench.contracts import DOMAINS
+from modebench.domains import plugin
 from modebench.domains._prompt_text import BOXED, CONDITIONS
 from modebench.domains._protocol import PromptTemplate
 
@@ -84,7 +85,7 @@ def _rewrite_ending(question: str, ending: str, replacement: str, error: str) ->
 def _registered() -> dict[str, PromptTemplate]:
     """The plug-ins' templates by name, over every level and condition."""
     found: dict[str, PromptTemplate] = {}
-    for found_plugin in all_plugins():  # the built-ins: 0.4.0's templates are theirs
+    for found_plugin in (plugin(name) for name in DOMAINS):  # the built-ins: 0.4.0's templates are theirs
         for level in range(1, 6):
             for condition in CONDITIONS:
                 template = found_plugin.prompt(level, condition)
