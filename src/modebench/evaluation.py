@@ -189,3 +189,12 @@ __all__ += [
     "split_record",
     "validate_reference",
 ]
+
+# Names 0.4.0's module carried at its top level (re-exports), kept importable here.
+from modebench.diagnostics import UNSCORABLE as UNSCORABLE  # noqa: E402
+from modebench.diagnostics import VerifierExecutionError as VerifierExecutionError  # noqa: E402
+from modebench.prompts import make_messages as make_messages  # noqa: E402
+from modebench.prompts import profile_metadata as profile_metadata  # noqa: E402
+from modebench.validation import json_value as json_value  # noqa: E402
+from modebench.validation import positive_integer as positive_integer  # noqa: E402
+from modebench.validation import validate_run as validate_run  # noqa: E402

@@ -71,7 +71,7 @@ def atomic_output(
     final = Path(path)
     final.parent.mkdir(parents=True, exist_ok=True)
     if not replace and os.path.lexists(final):  # before the work: a link is not followed either
-        raise InputError(f"output already exists: {final}")
+        raise OutputExistsError(f"output already exists: {final}")
     temp, handle = exclusive_temporary(final, binary=binary)
     try:
         with handle:

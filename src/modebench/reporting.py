@@ -104,3 +104,10 @@ from modebench.contracts import normalize_task_identity  # noqa: E402
 from modebench.identity import file_sha256  # noqa: E402
 
 __all__ += ["file_sha256", "normalize_task_identity"]
+
+# Names 0.4.0's module carried at its top level (re-exports), kept importable here.
+from collections.abc import Iterator as Iterator  # noqa: E402
+
+from modebench.validation import InputError as InputError  # noqa: E402
+from modebench.validation import loads as loads  # noqa: E402
+from modebench.validation import positive_integer as positive_integer  # noqa: E402

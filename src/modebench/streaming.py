@@ -138,3 +138,11 @@ from modebench.diagnostics import UNSCORABLE  # noqa: E402
 from modebench.metrics import POOLED, effective_modes, prompt_mode_diversity  # noqa: E402
 
 __all__ += ["DiskSeen", "POOLED", "UNSCORABLE", "effective_modes", "evaluation", "prompt_mode_diversity"]
+
+# Names 0.4.0's module carried at its top level (re-exports), kept importable here.
+from collections.abc import Callable as Callable  # noqa: E402
+
+from modebench.identity import digest_json as digest_json  # noqa: E402
+from modebench.validation import InputError as InputError  # noqa: E402
+from modebench.validation import loads as loads  # noqa: E402
+from modebench.validation import positive_integer as positive_integer  # noqa: E402
