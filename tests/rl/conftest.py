@@ -12,7 +12,7 @@ import pytest
 
 from modebench.rl import BatchGrader
 
-WALKTHROUGH = Path(__file__).resolve().parents[2] / "src" / "modebench" / "walkthrough_tasks.json"
+WALKTHROUGH = Path(__file__).resolve().parents[2] / "src" / "modebench" / "walkthrough.json"
 
 
 @pytest.fixture(scope="session")
