@@ -9,6 +9,7 @@ import os
 import pty
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from modebench.cli import _progress
@@ -67,10 +68,15 @@ def test_progress_every_holds_while_validating(tmp_path: Path) -> None:
 
 
 def test_default_off_a_terminal_is_sparse(tmp_path: Path) -> None:
+    started = time.monotonic()
     events = _events(_evaluate(tmp_path, "b.json"))
+    elapsed = time.monotonic() - started
     phases = [e["phase"] for e in events]
-    # The first event of each phase; more only every 10 s, which this short run never reaches.
-    assert phases == ["validating", "validated", "grading", "finalizing", "complete"]
+    # The first event of each phase; a phase repeats only every 10 s (a loaded machine may take that
+    # long), so the repeats are bounded by the run's duration and never change the phase order.
+    firsts = [phase for i, phase in enumerate(phases) if i == 0 or phase != phases[i - 1]]
+    assert firsts == ["validating", "validated", "grading", "finalizing", "complete"]
+    assert len(phases) - len(firsts) <= elapsed // 10
     assert events[1]["total_prompts"] == 3000
 
 
