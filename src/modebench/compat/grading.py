@@ -23,9 +23,8 @@ from modebench.compat.routes import (
     mathir_route,
     python_factor_route_signature,
 )
-from modebench.contracts import DOMAINS
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
-from modebench.domains import DomainPlugin, plugin
+from modebench.domains import DomainPlugin, builtin_plugins
 from modebench.domains._protocol import InvalidReference, Malformed
 from modebench.domains.countdown.check import operand_key
 from modebench.domains.countdown.parse import candidate as countdown_candidate
@@ -82,7 +81,7 @@ def _reference(gt_answer: Any) -> dict[str, Any] | None:
 
 
 def _plugin_for(verifier: Any) -> DomainPlugin | None:
-    for found in (plugin(name) for name in DOMAINS):  # the built-ins, in registry order
+    for found in builtin_plugins():
         if verifier in found.verifiers:
             return found
     return None

@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from modebench.contracts import DOMAINS
-from modebench.domains import plugin
+from modebench.domains import builtin_plugins
 from modebench.domains._prompt_text import BOXED, CONDITIONS
 from modebench.domains._protocol import PromptTemplate
 
@@ -85,7 +84,7 @@ def _rewrite_ending(question: str, ending: str, replacement: str, error: str) ->
 def _registered() -> dict[str, PromptTemplate]:
     """The plug-ins' templates by name, over every level and condition."""
     found: dict[str, PromptTemplate] = {}
-    for found_plugin in (plugin(name) for name in DOMAINS):  # the built-ins: 0.4.0's templates are theirs
+    for found_plugin in builtin_plugins():  # the built-ins: 0.4.0's templates are theirs
         for level in range(1, 6):
             for condition in CONDITIONS:
                 template = found_plugin.prompt(level, condition)

@@ -54,6 +54,11 @@ def plugin(domain: Domain | str) -> DomainPlugin:
     return found
 
 
+def builtin_plugins() -> tuple[DomainPlugin, ...]:
+    """The five built-in plug-ins, in registry order (0.4.0's surface is theirs alone)."""
+    return tuple(plugin(name) for name in DOMAINS)
+
+
 def is_registered(name: object) -> bool:
     """True for the exact canonical name of a built-in or of a usable installed plug-in."""
     if not isinstance(name, str):
@@ -135,6 +140,7 @@ __all__ = [
     "PromptTemplate",
     "field_hint",
     # The registry.
+    "builtin_plugins",
     "canonical",
     "deadline_seconds",
     "is_certified",
