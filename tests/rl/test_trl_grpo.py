@@ -80,7 +80,9 @@ def build_tokenizer(answers: list[str]) -> PreTrainedTokenizerFast:
 
 
 def test_grpo_trainer_runs_with_modebench_rewards(tmp_path):
-    rows = [row for config in CONFIGS for row in trainer_rows(config, registry="bundled", limit=2)]
+    # One prompt per config: a step's batch (8 completions, 4 per prompt) holds both, so every step
+    # grades the same prompts, which `modebench trajectory` requires of a run's steps.
+    rows = [row for config in CONFIGS for row in trainer_rows(config, registry="bundled", limit=1)]
     answers = ["not a solution", "\\boxed{}"]
     for row in rows:
         answers += plugin(row["domain"]).witnesses(row["level"], json.loads(row["answer"]))[:3]
