@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,9 @@ settings.register_profile("modebench", deadline=None, suppress_health_check=[Hea
 settings.load_profile("modebench")
 
 
-#: Paths under tests/ whose tests are integration tests (servers, clusters, browsers, many
-#: subprocesses, fresh virtual environments): marked ``slow`` here, so a new test in them is too.
+#: Paths (or glob patterns) under tests/ whose tests are integration tests (servers, clusters,
+#: browsers, many subprocesses, fresh virtual environments) or take tens of seconds each: marked
+#: ``slow`` here, so a new test in them is too.
 SLOW = (
     "backends/",
     "generate/",
@@ -36,10 +38,20 @@ SLOW = (
     "test_docs_examples.py",
     "test_domain_plugin_install.py",
     "test_hardening.py",
+    "test_hardening_two.py",
     "test_kill_resume.py",
     "test_readme_commands.py",
     "test_worker.py",
     "test_worker_protocol.py",
+    # Exhaustive or live checks that take tens of seconds each: domain enumerations checked by
+    # brute force, the real lm-eval CLI and large Inspect logs, the reduced kill/malformed
+    # campaigns, parallel journal passes, the browser layout pages.
+    "domains/*/test_generate.py",
+    "ingest/test_real_artifacts.py",
+    "ingest/test_inspect_streaming.py",
+    "render/test_layout.py",
+    "stats/test_parallel_pass.py",
+    "test_campaigns.py",
 )
 _TESTS = Path(__file__).resolve().parent
 
@@ -51,7 +63,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             relative = item.path.resolve().relative_to(_TESTS).as_posix()
         except ValueError:
             relative = ""
-        if relative.startswith(SLOW):
+        if any(relative.startswith(entry) or fnmatch(relative, entry) for entry in SLOW):
             item.add_marker(pytest.mark.slow)
         if skip is not None and item.get_closest_marker("reference") is not None:
             item.add_marker(skip)

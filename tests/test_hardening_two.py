@@ -70,14 +70,16 @@ def _children_peak_kib(peaks: dict[int, int]) -> None:
 # -- item 1: the worker count never changes a result ------------------------------------------------
 def test_worker_count_never_changes_a_journal_on_cache_filling_input(tmp_path: Path) -> None:
     """Property: one input built to fill the worker caches (700 prompts with ~56 KB graph
-    references, many distinct responses) gives byte-identical journals with 1, 2 and 3 workers,
-    every innocent response graded (no ``resource_limit``); peak worker memory is recorded."""
+    references, many distinct responses) gives byte-identical journals with 1 and 2 workers,
+    every innocent response graded (no ``resource_limit``); peak worker memory is recorded.
+    (Three workers on two cores add minutes and no new case: ``ops/cache_memory.py`` measures
+    them.)"""
     from cache_fill import write_cache_filling_input
     from modebench.streaming import evaluate_file
 
     source = write_cache_filling_input(tmp_path / "big.jsonl", prompts=700)
     journals, peaks_mib = [], {}
-    for workers in (1, 2, 3):
+    for workers in (1, 2):
         peaks: dict[int, int] = {}
         output = tmp_path / f"w{workers}.json"
         evaluate_file(
@@ -99,9 +101,9 @@ def test_worker_count_never_changes_a_journal_on_cache_filling_input(tmp_path: P
         statuses = {a["status"] for line in lines for a in json.loads(line)["result"]["draws"][0]["attempts"]}
         assert statuses == {"correct", "incorrect"}, statuses
     print(f"peak worker VmHWM (MiB) by worker count: {peaks_mib}")
-    assert journals[0] == journals[1] == journals[2]
-    # Below the worker's 1 GiB address-space limit with room to spare (measured: about 576, 352 and
-    # 282 MiB for 1, 2 and 3 workers; the caches themselves are budgeted at 64 MiB each).
+    assert journals[0] == journals[1]
+    # Below the worker's 1 GiB address-space limit with room to spare (measured: about 576 and 352
+    # MiB for 1 and 2 workers; the caches themselves are budgeted at 64 MiB each).
     assert all(0 < peak < 768 for peak in peaks_mib.values()), peaks_mib
 
 
