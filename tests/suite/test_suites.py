@@ -200,13 +200,22 @@ def test_report_of_a_summary_is_one_table(suite_inputs: Path, capsys: Any) -> No
     code, out, _ = _cli(capsys, "report", str(root / "moved" / "suite.json"), "--format", "json")
     document = json.loads(out)
     assert document["schema"] == "modebench-suite-table-v1" and len(document["rows"]) == 2
-    with pytest.raises(InputError, match="is a suite summary: the HTML report takes receipts"):
-        render_html([root / "moved" / "suite.json"], root / "page.html")
+    # the HTML report takes the suite as one run: a section per configuration
+    page = render_html([root / "moved" / "suite.json"], root / "page.html", resamples=20)
+    assert page["runs"] == 1 and page["receipts"] == 2 and page["completed"] is True
+    text = (root / "page.html").read_text(encoding="utf-8")
+    assert "level1_countdown" in text and "level2_graph_coloring" in text
     # an edited receipt is refused
     receipt = root / "moved" / "level1_countdown.json"
     receipt.write_bytes(receipt.read_bytes() + b" ")  # still valid JSON, other bytes
     code, _, err = _cli(capsys, "report", str(root / "moved" / "suite.json"))
     assert code == 2 and "receipt level1_countdown.json changed since the summary was written" in err
+    for command in (
+        ["stats"],
+        ["report", "--html", str(root / "edited.html")],
+    ):  # as every command reads a suite
+        code, _, err = _cli(capsys, *command, str(root / "moved" / "suite.json"))
+        assert code == 2 and "receipt level1_countdown.json changed since the summary was written" in err
 
 
 def test_suite_input_errors_name_the_files(suite_inputs: Path, capsys: Any) -> None:

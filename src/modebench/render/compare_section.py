@@ -55,6 +55,9 @@ def compare_section(a: tuple[int, RunDigest], b: tuple[int, RunDigest], result: 
              f'<p class="note">Differences are {esc(name_b)} − {esc(name_a)} over prompts both runs graded '
              f"(paired: {esc(coverage.get('paired'))}, only in A: {esc(coverage.get('only_a'))}, only in B: "
              f"{esc(coverage.get('only_b'))}); intervals are paired bootstrap percentiles.</p>"]  # fmt: skip
+    parts += [
+        f'<p class="note" data-note="budget">Note: {esc(note)}</p>' for note in result.meta.get("notes", [])
+    ]
     rows = list(result.rows)
     largest: dict[tuple[Any, Any], int] = {}
     for row in rows:
@@ -63,14 +66,19 @@ def compare_section(a: tuple[int, RunDigest], b: tuple[int, RunDigest], result: 
             largest[key] = max(largest.get(key, 0), row["k"])
     shown = [r for r in rows if r["metric"] in _DIFFERENCES
              and (r["k"] is None or r["k"] == largest.get((r["level"], r["domain"])))]  # fmt: skip
+    threshold = result.meta.get("pcmd_min_defined_prompts")
     body = [[esc(cell_label(r["level"], r["domain"])), esc(_metric(r)), esc(number(r["a"])), esc(number(r["b"])),
              f'<span data-level="{esc(r["level"])}" data-domain="{esc(r["domain"])}" data-metric="{esc(_metric(r))}" '
              f'data-difference="{esc(json.dumps(r["estimate"]))}">{esc(number(r["estimate"]))}</span>',
-             esc(_ci(r)), esc(number(r["mcnemar_mid_p"])), esc(number(r["prompts"]))] for r in shown]  # fmt: skip
-    parts.append(table(["cell", "metric", "A", "B", "B − A", "interval", "McNemar mid-p", "prompts"], body,
-                       numeric=(2, 3, 4, 6, 7), caption="Paired differences"))  # fmt: skip
+             esc(_ci(r)), esc(number(r["mcnemar_mid_p"])), esc(number(r["prompts"])),
+             _reportable(r, threshold)] for r in shown]  # fmt: skip
+    parts.append(table(["cell", "metric", "A", "B", "B − A", "interval", "McNemar mid-p", "prompts", "reportable"],
+                       body, numeric=(2, 3, 4, 6, 7),
+                       caption="Paired differences; PCMD is reportable where its prompts reach the receipts' "
+                       f"min_defined_prompts ({esc(threshold)})"))  # fmt: skip
     for unit, metrics, xlabel in _FORESTS:
-        forest = [(f"{cell_label(r['level'], r['domain'])} {_metric(r)}", r["estimate"], r["ci_low"], r["ci_high"])
+        forest = [(f"{cell_label(r['level'], r['domain'])} {_metric(r)}{_flag(r, threshold)}", r["estimate"],
+                   r["ci_low"], r["ci_high"])
                   for r in shown if r["metric"] in metrics and r["estimate"] is not None]  # fmt: skip
         if forest:
             alt = f"Paired differences {name_b} − {name_a} in {unit} with intervals: " + "; ".join(
@@ -82,6 +90,20 @@ def compare_section(a: tuple[int, RunDigest], b: tuple[int, RunDigest], result: 
     parts.append(_retention(rows, name_a, name_b))
     parts.append(_baseline(rows, name_a, name_b))
     return "".join(parts)
+
+
+def _reportable(row: dict[str, Any], threshold: Any) -> str:
+    """PCMD's reportable flag (its prompts reach ``min_defined_prompts``); empty for other metrics."""
+    if row["metric"] != "pcmd" or not isinstance(threshold, int):
+        return ""
+    return f'<span data-reportable="{esc(json.dumps(row["prompts"] >= threshold))}">{esc(number(row["prompts"] >= threshold))}</span>'
+
+
+def _flag(row: dict[str, Any], threshold: Any) -> str:
+    """A forest plot's row label marks a PCMD difference that is not reportable."""
+    if row["metric"] != "pcmd" or not isinstance(threshold, int) or row["prompts"] >= threshold:
+        return ""
+    return " (not reportable)"
 
 
 def _baseline(rows: list[dict[str, Any]], name_a: str, name_b: str) -> str:

@@ -79,6 +79,15 @@ def _metadata(receipt: str) -> tuple[str | None, str | None]:
     )
 
 
+def _sha256(path: Path) -> str:
+    from modebench.identity import file_sha256
+
+    try:
+        return file_sha256(path)
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from None
+
+
 def _suite_parts(path: Path) -> list[tuple[str, str]]:
     document = _read_json(path)
     configs = document.get("configs") if isinstance(document, dict) else None
@@ -92,7 +101,11 @@ def _suite_parts(path: Path) -> list[tuple[str, str]]:
             continue  # a failed configuration has no statistics; the suite report shows it
         config = entry.get("config")
         name = config if isinstance(config, str) else Path(entry["receipt"]).stem
-        parts.append((name, os.fspath(path.parent / str(entry["receipt"]))))
+        receipt = path.parent / str(entry["receipt"])
+        recorded = entry.get("receipt_sha256")
+        if isinstance(recorded, str) and _sha256(receipt) != recorded:
+            raise InputError(f"{path}: receipt {entry['receipt']} changed since the summary was written")
+        parts.append((name, os.fspath(receipt)))
     return parts
 
 
