@@ -28,14 +28,14 @@ DIFFERENCE = re.compile(
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Directories ``A`` and ``B`` of two receipts each (countdown levels 1 and 2, graph colouring
-    level 1; k = 8), B concentrated on one mode; ``eight`` and ``four``: one receipt each of the
+    """Directories ``A``, ``A2`` (an independent re-sample of A) and ``B`` of two receipts each
+    (countdown levels 1 and 2, graph colouring level 1; k = 8), B concentrated on one mode; ``eight`` and ``four``: one receipt each of the
     same prompts with 8 and 4 draws."""
     root = tmp_path_factory.mktemp("inputs")
     countdown = _rows("countdown", 1, 6, 300) + _rows("countdown", 2, 6, 400)
     graph = _rows("graph_coloring", 1, 6, 500)
     found = {}
-    for name, seed, focus in (("A", 1, 0.0), ("B", 3, 0.95)):
+    for name, seed, focus in (("A", 1, 0.0), ("A2", 2, 0.0), ("B", 3, 0.95)):
         folder = root / name
         evaluate_records(folder, "countdown", _sample(countdown, 8, seed, focus))
         evaluate_records(folder, "graph", _sample(graph, 8, seed + 10, focus))
@@ -87,6 +87,22 @@ def test_report_html_of_two_directories_compares_part_by_part(runs: dict[str, Pa
     svgs = sorted(folder.glob("*.svg"))
     assert len(svgs) == len(re.findall(r'<figure data-figure="[a-z]+"><svg\b', text)) and svgs
     assert sorted(p.stem for p in folder.glob("*.pdf")) == [p.stem for p in svgs]
+
+
+def test_three_runs_on_one_page_carry_compare_s_holm_adjustment(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """The page adjusts over all its tests as `compare A A2 B` does: the same p-values, the same
+    Holm-adjusted ones (the family is every tested row of both comparisons)."""
+    paths = [runs["A"], runs["A2"], runs["B"]]
+    api.render_html(paths, tmp_path / "three.html", resamples=20)
+    text = (tmp_path / "three.html").read_text(encoding="utf-8")
+    shown = sorted(json.loads(html.unescape(v)) for v in re.findall(r'data-p-holm="([^"]*)"', text))
+    table = api.compare_runs(paths, resamples=20)
+    expected = sorted(r["p_holm"] for r in table.rows if r["p_holm"] is not None)
+    assert len(shown) == len(expected) == table.meta["multiple_comparisons"]["tests"] > 10
+    assert shown == pytest.approx(expected, abs=1e-12)
+    assert f"Holm–Bonferroni over all {len(expected)} tests of this page" in text
 
 
 def test_one_suite_summary_is_one_run_page(runs: dict[str, Path], tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ from modebench.stats.comparison import (
     coverage,
 )
 from modebench.stats.journal import Receipt, open_receipt
-from modebench.stats.many import pair_runs
+from modebench.stats.many import holm, pair_runs
 from modebench.stats.sources import Run, reportable_threshold, resolve_run
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
@@ -136,6 +136,24 @@ def _suites(
     return results
 
 
+def _adjusted(results: dict[int, StatsTable], threshold: int) -> dict[int, StatsTable]:
+    """Every comparison of the page with ``p_holm``: the Holm–Bonferroni adjustment over all the
+    page's tests (every compared run, cell, domain and tested metric, as ``compare A B C`` adjusts
+    them), and PCMD's reporting threshold (``compare``'s rows carry no reportable flag)."""
+    tested = [
+        (i, j) for i in sorted(results) for j, row in enumerate(results[i].rows) if row["p_value"] is not None
+    ]
+    adjusted = dict(zip(tested, holm([results[i].rows[j]["p_value"] for i, j in tested])))
+    return {
+        i: dataclasses.replace(
+            found,
+            rows=tuple({**row, "p_holm": adjusted.get((i, j))} for j, row in enumerate(found.rows)),
+            meta={**found.meta, "pcmd_min_defined_prompts": threshold, "holm_tests": len(tested)},
+        )
+        for i, found in results.items()
+    }
+
+
 def html_report(
     runs: Sequence[str | os.PathLike[str] | Run],
     settings: Bootstrap | None = None,
@@ -174,11 +192,7 @@ def html_report(
         ]  # fmt: skip
         ready = [i for i, digest in enumerate(digests) if digest.completed]
         results = _suites(resolved, chosen, allow_unequal_draws, ready)
-    threshold = reportable_threshold([receipt for run in resolved for receipt in run.receipts])
-    results = {
-        i: dataclasses.replace(found, meta={**found.meta, "pcmd_min_defined_prompts": threshold})
-        for i, found in results.items()
-    }
+    results = _adjusted(results, reportable_threshold([r for run in resolved for r in run.receipts]))
     indexes: list[RowIndex | None] = [
         run_curves(digest, chosen)[1] if digest.completed else None for digest in digests
     ]
