@@ -131,7 +131,8 @@ def _suites(
             rows = compare_pairs(groups, ks, chosen, allow_unequal_draws=allow_unequal_draws)
         except InputError as exc:
             raise InputError(f"{runs[base].path} vs {runs[other].path}: {exc}") from None
-        meta = {"coverage": coverage(groups, counts), "notes": budget_notes(groups)}
+        notes = [*budget_notes(groups), *runs[base].notes(), *runs[other].notes()]
+        meta = {"coverage": coverage(groups, counts), "notes": notes}
         results[other] = StatsTable(SCHEMA, COMPARE_COLUMNS, tuple(rows), meta)
     return results
 
@@ -152,6 +153,31 @@ def _adjusted(results: dict[int, StatsTable], threshold: int) -> dict[int, Stats
         )
         for i, found in results.items()
     }
+
+
+def _several_receipts(
+    runs: Sequence[Run], names: Sequence[str | None], chosen: Bootstrap, allow_unequal_draws: bool
+) -> tuple[list[list[RunDigest]], list[RunDigest], dict[int, StatsTable]]:
+    """(each run's receipts' digests, one digest per run, the comparisons) for runs of several
+    receipts: a digest per receipt (named "run · part"), merged per run for the overlay, and each
+    later completed run compared with the first as ``compare`` compares suites."""
+    per_run = [
+        [_digest(path, f"{_shown(name, run, index)} · {part}" if len(run.parts) + len(run.failed) > 1 else name)
+         for part, path in run.parts]
+        for index, (run, name) in enumerate(zip(runs, names))
+    ]  # fmt: skip
+    digests = [
+        parts[0] if len(parts) == 1 and not run.failed else _merged(run, parts, name)
+        for run, parts, name in zip(runs, per_run, names)
+    ]
+    ready = [i for i, digest in enumerate(digests) if digest.completed]
+    results = _suites(runs, chosen, allow_unequal_draws, ready)
+    for index, (run, name) in enumerate(zip(runs, names)):
+        # a suite's configurations that did not complete: their failure sections, no statistics
+        per_run[index] += [
+            _digest(path, f"{_shown(name, run, index)} · {part}") for part, path, _ in run.failed
+        ]
+    return per_run, digests, results
 
 
 def html_report(
@@ -177,21 +203,11 @@ def html_report(
     if len(names) != len(resolved):
         raise ValueError("one label (or None) per run")
     names = [name or run.label for name, run in zip(names, resolved)]
-    if all(len(run.parts) == 1 for run in resolved):
+    if all(len(run.parts) == 1 and not run.failed for run in resolved):
         digests, results = _one_receipt_each(resolved, names, chosen, allow_unequal_draws)
         per_run = [[digest] for digest in digests]
     else:
-        per_run = [
-            [_digest(path, f"{_shown(name, run, index)} · {part}" if len(run.parts) > 1 else name)
-             for part, path in run.parts]
-            for index, (run, name) in enumerate(zip(resolved, names))
-        ]  # fmt: skip
-        digests = [
-            parts[0] if len(parts) == 1 else _merged(run, parts, name)
-            for run, parts, name in zip(resolved, per_run, names)
-        ]  # fmt: skip
-        ready = [i for i, digest in enumerate(digests) if digest.completed]
-        results = _suites(resolved, chosen, allow_unequal_draws, ready)
+        per_run, digests, results = _several_receipts(resolved, names, chosen, allow_unequal_draws)
     results = _adjusted(results, reportable_threshold([r for run in resolved for r in run.receipts]))
     indexes: list[RowIndex | None] = [
         run_curves(digest, chosen)[1] if digest.completed else None for digest in digests

@@ -132,7 +132,11 @@ def compare_runs(
                 "b": labels[index],
                 "coverage": coverage(groups, counts),
                 "unmatched_parts": unmatched,
-                "notes": budget_notes(groups),
+                "notes": [
+                    *budget_notes(groups),
+                    *runs[first].notes(labels[first]),
+                    *run.notes(labels[index]),
+                ],
             }  # fmt: skip
         )
     tested = [i for i, row in enumerate(rows) if row["p_value"] is not None]

@@ -170,7 +170,8 @@ def trajectory_table(
             rows.append({"step": step, **{c: row.get(c) for c in COLUMNS if c != "step"}})
         lost[str(step)] = reader.lost
         rows.extend(reader.retention_rows(step, number == 0, chosen))
-    meta = {"runs": sources, "lost_modes": lost,
+    notes = [note for (step, _), run in zip(ordered, runs) for note in run.notes(f"step {step}")]
+    meta = {"runs": sources, "lost_modes": lost, **({"notes": notes} if notes else {}),
             "bootstrap": {"engine": bootstrap.engine(), "seed": chosen.seed, "resamples": chosen.resamples,
                           "level": chosen.level}}  # fmt: skip
     return StatsTable(SCHEMA, COLUMNS, tuple(rows), meta)
