@@ -124,6 +124,13 @@ def test_report_label_names_and_errors(runs: dict[str, Path], tmp_path: Path, ca
     assert main(["report", a, "--html", str(tmp_path / "one.html"), "--label", f"my checkpoint={a}",
                  "--resamples", "20"]) == 0  # fmt: skip
     assert "<h2>my checkpoint: " in (tmp_path / "one.html").read_text(encoding="utf-8")
+    # two runs given the same label are told apart by their file names, as compare tells them apart
+    b = str(runs["four"])
+    page = tmp_path / "same.html"
+    code = main(["report", a, b, "--html", str(page), "--label", f"ckpt={a}", "--label", f"ckpt={b}",
+                 "--allow-unequal-draws", "--resamples", "20"])  # fmt: skip
+    assert code == 0
+    assert "ckpt [four.json] compared with ckpt [eight.json]" in page.read_text(encoding="utf-8")
 
 
 def test_report_html_unequal_draws_refused_or_compared_at_the_common_k(

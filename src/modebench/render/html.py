@@ -200,7 +200,7 @@ def html_report(
     names = list(labels) if labels is not None else [run.label for run in resolved]
     if len(names) != len(resolved):
         raise ValueError("one label (or None) per run")
-    names = [name or run.label for name, run in zip(names, resolved)]
+    names = _unique([name or run.label for name, run in zip(names, resolved)], resolved)
     if all(len(run.parts) == 1 and not run.failed for run in resolved):
         digests, results = _one_receipt_each(resolved, names, chosen, allow_unequal_draws)
         per_run = [[digest] for digest in digests]
@@ -234,6 +234,21 @@ def html_report(
     else:
         title = f"ModeBench comparison of {len(digests)} runs"
     return page(title, head + sections), every
+
+
+def _unique(names: list[str | None], runs: Sequence[Run]) -> list[str | None]:
+    """Labels that repeat (two runs whose run.json says the same) get their path appended, then a
+    number, as ``compare`` makes them unique; runs without a label are "run A", "run B", …"""
+    found = list(names)
+    for index, name in enumerate(names):
+        if name is not None and names.count(name) > 1:
+            found[index] = f"{name} [{Path(runs[index].path.rstrip('/')).name or runs[index].path}]"
+    seen: dict[str, int] = {}
+    for index, name in enumerate(list(found)):
+        if name is not None and found.count(name) > 1:
+            seen[name] = seen.get(name, 0) + 1
+            found[index] = f"{name} #{seen[name]}"
+    return found
 
 
 def _shown(name: str | None, run: Run, index: int) -> str:
