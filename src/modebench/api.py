@@ -439,33 +439,41 @@ def merge_shards(shards: list[PathLike], output_path: PathLike) -> dict[str, Any
 
 
 def render_html(
-    receipts: Sequence[PathLike],
+    runs: Sequence[PathLike],
     output: PathLike,
     *,
     seed: int = 0,
     resamples: int = 1000,
     level: float = 0.95,
     figures_dir: PathLike | None = None,
+    labels: Mapping[str, str] | None = None,
+    allow_unequal_draws: bool = False,
 ) -> dict[str, Any]:
-    """Write one self-contained HTML report of the receipts to ``output`` (never overwritten);
-    with ``figures_dir``, also each figure as a standalone SVG file for a paper.
+    """Write one self-contained HTML report of the runs to ``output`` (never overwritten); with
+    ``figures_dir``, also each figure as a standalone SVG and PDF file for a paper.
 
-    One receipt: identity, cell table with intervals, curves over k, status breakdown, example
-    prompts; several: also overlaid curves, paired differences and mode retention against the
-    first completed receipt. A failed receipt shows its diagnostics and no score. Needs the
-    ``plot`` extra. Returns ``output``, ``receipts``, ``bytes`` and ``completed`` (``docs/report.md``).
+    Each run is a receipt, a ``suite.json`` or a directory of receipts; ``labels`` maps a path as
+    given to its label (else the ``label`` of the run metadata, else "run A (model id)"). One run:
+    identity, cell table with intervals, curves over k, status breakdown, example prompts (a
+    section per receipt of a suite); several: also overlaid curves, paired differences and mode
+    retention against the first completed run. Runs with different draws per prompt are refused
+    unless ``allow_unequal_draws`` (as :func:`compare_runs`). A failed receipt shows its
+    diagnostics and no score. Needs the ``plot`` extra. Returns ``output``, ``runs``,
+    ``receipts``, ``bytes`` and ``completed`` (``docs/report.md``).
     """
     from modebench.render.html import render_html as _render_html
     from modebench.stats import Bootstrap
-    from modebench.suite.summary import is_summary
+    from modebench.stats.sources import resolve_run
 
-    for path in receipts:
-        if is_summary(path):
-            raise InputError(
-                f"{path} is a suite summary: the HTML report takes receipts (its <config>.json files)"
-            )
-
-    return _render_html(list(receipts), output, Bootstrap(seed, resamples, level), figures_dir)
+    given = labels or {}
+    resolved = [resolve_run(path, given.get(os.fspath(path))) for path in runs]
+    return _render_html(
+        resolved,
+        output,
+        Bootstrap(seed, resamples, level),
+        figures_dir,
+        allow_unequal_draws=allow_unequal_draws,
+    )
 
 
 def report_table(receipts: Sequence[PathLike], fmt: str = "text") -> tuple[str, bool]:
@@ -528,7 +536,8 @@ def trajectory(
     """Per training step and cell: accuracy, pass@k, E[distinct@k], PCMD, effective modes and mode
     retention against the first step (``docs/ingest.md``).
 
-    Each run is a receipt (``PATH``, step = its position, or ``STEP=PATH``) or a rollout source
+    Each run is a receipt, a ``suite.json`` or a directory of receipts (``PATH``, step = its
+    position, or ``STEP=PATH``) or a rollout source
     (``verl:DIR``, ``trl:DIR``) graded against the split ``config`` with each step's receipt cached
     by content hash in ``grading_cache`` (default ``modebench-grading`` in the current directory).
     Grading a rollout source needs the run metadata of a frozen evaluation (``run``/``run_file``).
@@ -558,14 +567,17 @@ def trajectory_html(
     runs: Sequence[str],
     output: PathLike,
     k: Sequence[int] | None = None,
+    *,
+    figures_dir: PathLike | None = None,
     **options: Any,
 ) -> dict[str, Any]:
     """Write the trajectory of ``runs`` (as :func:`trajectory`, same ``options``) as one
     self-contained HTML page to ``output`` (never overwritten): per cell, figures over training
     step of accuracy, pass@k, E[distinct@k], PCMD, effective modes and mode retention, and their
-    table. Needs the ``plot`` extra. Returns ``output``, ``steps`` and ``bytes`` (``docs/report.md``).
+    table. With ``figures_dir``, also each figure as a standalone SVG and PDF file for a paper.
+    Needs the ``plot`` extra. Returns ``output``, ``steps`` and ``bytes`` (``docs/report.md``).
     """
     from modebench.render.trajectory_page import render_trajectory_html, require_plot
 
     require_plot()  # before any grading of rollout sources
-    return render_trajectory_html(trajectory(runs, k, **options), output)
+    return render_trajectory_html(trajectory(runs, k, **options), output, figures_dir)

@@ -71,7 +71,7 @@ def test_control_and_bidi_characters_are_shown() -> None:
     assert esc("line\nnext\ttab") == "line\nnext\ttab"
 
 
-def test_each_figure_exports_as_a_standalone_svg(tmp_path, report_receipts) -> None:  # type: ignore[no-untyped-def]
+def test_each_figure_exports_as_a_standalone_svg_and_pdf(tmp_path, report_receipts) -> None:  # type: ignore[no-untyped-def]
     import xml.etree.ElementTree as ElementTree
 
     from modebench import api
@@ -79,8 +79,10 @@ def test_each_figure_exports_as_a_standalone_svg(tmp_path, report_receipts) -> N
     out = tmp_path / "page.html"
     summary = api.render_html([report_receipts["walkthrough"], report_receipts["collapsed"]], out,
                               resamples=20, figures_dir=tmp_path / "figures")  # fmt: skip
-    written = summary["figures"]
+    written = [path for path in summary["figures"] if path.endswith(".svg")]
     assert len(written) == out.read_text(encoding="utf-8").count("<svg")
+    # beside each SVG, the same figure as a PDF (tests/render/test_run_inputs.py reads them back)
+    assert sorted(summary["figures"]) == sorted([*written, *(p[: -len(".svg")] + ".pdf" for p in written)])
     for path in written:
         root = ElementTree.parse(path).getroot()  # well-formed XML on its own
         assert root.tag == "{http://www.w3.org/2000/svg}svg" and root.get("viewBox")

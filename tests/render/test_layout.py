@@ -1,6 +1,6 @@
 """Figures that fit: in real headless Chromium, every text of every figure lies inside its SVG's
-viewBox and no two texts overlap, on the one-, two- and three-run pages and the trajectory page,
-with 60-character run labels (issue #31)."""
+viewBox and no two texts overlap, on the one-, two- and three-run pages, two suites (directories
+of two receipts each) compared, and the trajectory page, with 60-character run labels (issue #31)."""
 
 from __future__ import annotations
 
@@ -85,8 +85,20 @@ def labelled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                "prompt_condition": "registered_hints_v1", "label": label}  # fmt: skip
         assert evaluate_file(source, root / f"{name}.json", run=run)["status"] == "completed"
         found[name] = root / f"{name}.json"
+    for name, label, rows in (("a", LABELS[0], records), ("b", LABELS[2], collapsed)):
+        # the same runs as directories of two receipts each (a suite's layout: a section per part)
+        folder = root / f"suite-{name}"
+        folder.mkdir()
+        for part, chosen in (("first", rows[:2]), ("rest", rows[2:])):
+            source = root / f"{name}-{part}.jsonl"
+            source.write_text("".join(json.dumps(r) + "\n" for r in chosen), encoding="utf-8")
+            run = {"model": {"id": "m" * 60, "revision": "0"}, "generation": {"temperature": 1.0},
+                   "prompt_condition": "registered_hints_v1", "label": label}  # fmt: skip
+            assert evaluate_file(source, folder / f"{part}.json", run=run)["status"] == "completed"
+        found[f"suite-{name}"] = folder
     pages = {}
-    for name, runs in (("one", ["a"]), ("two", ["a", "b"]), ("three", ["a", "a2", "b"])):
+    for name, runs in (("one", ["a"]), ("two", ["a", "b"]), ("three", ["a", "a2", "b"]),
+                       ("suites", ["suite-a", "suite-b"])):  # fmt: skip
         output = root / f"{name}.html"
         assert (
             main(["report", *(str(found[r]) for r in runs), "--html", str(output), "--resamples", "50"]) == 0
@@ -118,13 +130,13 @@ def browser() -> Iterator[Any]:
         yield opened
 
 
-@pytest.mark.parametrize("name", ["one", "two", "three", "trajectory"])
+@pytest.mark.parametrize("name", ["one", "two", "three", "suites", "trajectory"])
 def test_no_text_clipped_or_overlapping(browser: Any, labelled: dict[str, Path], name: str) -> None:
     page = browser.open(labelled[name])
     assert page.console_errors() == [] and page.requests() == []
     figures = page.evaluate(MEASURE)
     assert figures and all(f["texts"] for f in figures)
-    shown = {"two": (LABELS[0], LABELS[2]), "three": LABELS}.get(name, ())
+    shown = {"two": (LABELS[0], LABELS[2]), "three": LABELS, "suites": (LABELS[0], LABELS[2])}.get(name, ())
     joined = " ".join(t["text"] for f in figures for t in f["texts"])
     for label in shown:  # each run's label is on the figures (possibly wrapped over lines)
         assert label.split()[0] in joined and label[-12:] in joined.replace(" ", ""), label

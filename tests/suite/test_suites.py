@@ -200,13 +200,22 @@ def test_report_of_a_summary_is_one_table(suite_inputs: Path, capsys: Any) -> No
     code, out, _ = _cli(capsys, "report", str(root / "moved" / "suite.json"), "--format", "json")
     document = json.loads(out)
     assert document["schema"] == "modebench-suite-table-v1" and len(document["rows"]) == 2
-    with pytest.raises(InputError, match="is a suite summary: the HTML report takes receipts"):
-        render_html([root / "moved" / "suite.json"], root / "page.html")
+    # the HTML report takes the suite as one run: a section per configuration
+    page = render_html([root / "moved" / "suite.json"], root / "page.html", resamples=20)
+    assert page["runs"] == 1 and page["receipts"] == 2 and page["completed"] is True
+    text = (root / "page.html").read_text(encoding="utf-8")
+    assert "level1_countdown" in text and "level2_graph_coloring" in text
     # an edited receipt is refused
     receipt = root / "moved" / "level1_countdown.json"
     receipt.write_bytes(receipt.read_bytes() + b" ")  # still valid JSON, other bytes
     code, _, err = _cli(capsys, "report", str(root / "moved" / "suite.json"))
     assert code == 2 and "receipt level1_countdown.json changed since the summary was written" in err
+    for command in (
+        ["stats"],
+        ["report", "--html", str(root / "edited.html")],
+    ):  # as every command reads a suite
+        code, _, err = _cli(capsys, *command, str(root / "moved" / "suite.json"))
+        assert code == 2 and "receipt level1_countdown.json changed since the summary was written" in err
 
 
 def test_suite_input_errors_name_the_files(suite_inputs: Path, capsys: Any) -> None:
@@ -355,3 +364,24 @@ def test_a_failed_configuration_gets_its_receipt_and_the_suite_goes_on(
     assert out.splitlines()[0] == "Suite failed: 1 of 2 configurations completed (split eval)"
     assert out.splitlines()[3].split()[:3] == [CONFIGS[0], "failed", "-"]
     assert f"{CONFIGS[0]} FAILED: see modebench report" in out
+    # stats and the HTML page read the completed configuration and say which one they left out
+    code, out, err = _cli(capsys, "stats", str(root / "out" / "suite.json"), "--resamples", "20")
+    assert code == 0, err
+    assert f"configuration {CONFIGS[0]} failed (no statistics; left out)" in err
+    assert {row.split()[1] for row in out.splitlines()[2:] if row.split()[0] == "2"} == {"graph_coloring"}
+    suite = str(root / "out" / "suite.json")
+    for command in (["compare", suite, suite], ["trajectory", f"0={suite}", f"1={suite}"]):
+        code, _, err = (
+            _cli(capsys, *command, "--resamples", "20") if command[0] == "compare" else _cli(capsys, *command)
+        )
+        assert code == 0 and f"configuration {CONFIGS[0]} failed (no statistics; left out)" in err, (
+            command,
+            err,
+        )
+    page = root / "suite.html"
+    code, out, err = _cli(
+        capsys, "report", str(root / "out" / "suite.json"), "--html", str(page), "--resamples", "20"
+    )
+    assert code == 3, err  # the suite did not complete: the page shows the failure, the exit code says it
+    text = page.read_text(encoding="utf-8")
+    assert 'data-failed="true"' in text and f"· {CONFIGS[0]}" in text and f"· {CONFIGS[1]}" in text

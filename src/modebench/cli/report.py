@@ -8,19 +8,28 @@ from pathlib import Path
 from typing import Any
 
 from modebench.cli._common import EXIT_FAILED, print_json
-from modebench.cli.stats import _resamples
+from modebench.cli.stats import _label, _resamples
 from modebench.render.tables import FORMATS
 
 __all__ = ["add_commands"]
 
 
 def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.html is None:
+        for given, flag in ((args.figures, "--figures"), (args.label, "--label"),
+                            (args.allow_unequal_draws or None, "--allow-unequal-draws")):  # fmt: skip
+            if given is not None:
+                parser.error(f"{flag} applies to --html only")
     if args.html is not None:
         from modebench.api import render_html
 
+        labels = {path: name for name, path in args.label or []}
+        unknown = sorted(set(labels) - set(args.receipt))
+        if unknown:
+            parser.error(f"--label names a path that is not reported: {', '.join(unknown)}")
         summary = render_html(
             args.receipt, args.html, seed=args.seed, resamples=args.resamples, level=args.level,
-            figures_dir=args.figures,
+            figures_dir=args.figures, labels=labels, allow_unequal_draws=args.allow_unequal_draws,
         )  # fmt: skip
         print_json(summary)
         return 0 if summary["completed"] else EXIT_FAILED
@@ -73,14 +82,27 @@ def add_commands(commands: Any) -> None:
     report_cmd = commands.add_parser(
         "report", help="print the text summary of receipts, their cell table, or write the HTML report"
     )
-    report_cmd.add_argument("receipt", nargs="+", help="receipt JSON written by evaluate (one or more)")
+    report_cmd.add_argument(
+        "receipt", nargs="+", metavar="RUN",
+        help="receipt JSON written by evaluate (one or more); with --html also a suite.json or a directory of receipts",
+    )  # fmt: skip
     report_cmd.add_argument("--format", choices=FORMATS, default="text", help="table format")
     report_cmd.add_argument(
         "--html", metavar="OUT.html", help="write one self-contained HTML page (needs the 'plot' extra)"
     )
     report_cmd.add_argument(
-        "--figures", metavar="DIR", help="with --html: also write each figure as a standalone SVG into DIR"
+        "--figures",
+        metavar="DIR",
+        help="with --html: also write each figure as a standalone SVG and PDF into DIR",
     )
+    report_cmd.add_argument(
+        "--label", action="append", type=_label, metavar="NAME=PATH",
+        help="with --html: name the run given as PATH (repeatable; default: run.json's label)",
+    )  # fmt: skip
+    report_cmd.add_argument(
+        "--allow-unequal-draws", action="store_true",
+        help="with --html: compare runs with different draws per prompt (see 'compare')",
+    )  # fmt: skip
     report_cmd.add_argument("--seed", type=int, default=0, help="bootstrap seed for --html")
     report_cmd.add_argument("--resamples", type=_resamples, default=1000, help="bootstrap resamples")
     report_cmd.add_argument("--level", type=float, default=0.95, help="interval level")

@@ -26,8 +26,10 @@ def _trajectory(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         workers=args.workers,
         run_file=args.run,
     )
+    if args.html is None and args.figures is not None:
+        parser.error("--figures applies to --html only")
     if args.html is not None:
-        print_json(trajectory_html(args.runs, args.html, args.k, **options))
+        print_json(trajectory_html(args.runs, args.html, args.k, figures_dir=args.figures, **options))
         return 0
     _print_table(trajectory(args.runs, args.k, **options), args.format)
     return 0
@@ -37,11 +39,15 @@ def add_commands(commands: Any) -> None:
     cmd = commands.add_parser(
         "trajectory",
         help="per training step: accuracy, pass@k, distinct@k, PCMD, effective modes, mode retention",
-        description="RUN is a receipt (PATH, its step is its position; or STEP=PATH) or a rollout "
+        description="RUN is a receipt, a suite.json or a directory of receipts (PATH, its step is its "
+        "position; or STEP=PATH) or a rollout "
         "source (verl:DIR, trl:DIR) graded against --config, each step cached by content hash.",
     )
     cmd.add_argument(
-        "runs", nargs="+", metavar="RUN", help="a receipt (PATH or STEP=PATH) or verl:DIR / trl:DIR"
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="a receipt, suite.json or directory of receipts (PATH or STEP=PATH), or verl:DIR / trl:DIR",
     )
     cmd.add_argument("--k", type=_points, help="comma-separated k points (default 1,2,4,… and the draws)")
     cmd.add_argument("--format", choices=FORMATS, default="text", help="output table format")
@@ -49,6 +55,11 @@ def add_commands(commands: Any) -> None:
         "--html",
         metavar="OUT.html",
         help="write the figures and tables as one HTML page (needs the 'plot' extra)",
+    )
+    cmd.add_argument(
+        "--figures",
+        metavar="DIR",
+        help="with --html: also write each figure as a standalone SVG and PDF into DIR",
     )
     add_split_options(cmd, config="frozen config the rollouts are graded against")
     cmd.add_argument(

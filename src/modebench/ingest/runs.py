@@ -45,8 +45,8 @@ def resolve_runs(
         kind, value = _split_spec(spec, position)
         if kind == "receipt":
             step, path = value
-            if not Path(path).is_file():
-                raise InputError(f"run {spec!r}: no such receipt: {path}")
+            if not Path(path).is_file() and not Path(path).is_dir():
+                raise InputError(f"run {spec!r}: no such receipt, suite.json or directory: {path}")
             runs.append((step, Path(path)))
             continue
         if options.config is None:

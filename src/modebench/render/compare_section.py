@@ -55,6 +55,9 @@ def compare_section(a: tuple[int, RunDigest], b: tuple[int, RunDigest], result: 
              f'<p class="note">Differences are {esc(name_b)} − {esc(name_a)} over prompts both runs graded '
              f"(paired: {esc(coverage.get('paired'))}, only in A: {esc(coverage.get('only_a'))}, only in B: "
              f"{esc(coverage.get('only_b'))}); intervals are paired bootstrap percentiles.</p>"]  # fmt: skip
+    parts += [
+        f'<p class="note" data-note="budget">Note: {esc(note)}</p>' for note in result.meta.get("notes", [])
+    ]
     rows = list(result.rows)
     largest: dict[tuple[Any, Any], int] = {}
     for row in rows:
@@ -63,14 +66,21 @@ def compare_section(a: tuple[int, RunDigest], b: tuple[int, RunDigest], result: 
             largest[key] = max(largest.get(key, 0), row["k"])
     shown = [r for r in rows if r["metric"] in _DIFFERENCES
              and (r["k"] is None or r["k"] == largest.get((r["level"], r["domain"])))]  # fmt: skip
+    threshold = result.meta.get("pcmd_min_defined_prompts")
     body = [[esc(cell_label(r["level"], r["domain"])), esc(_metric(r)), esc(number(r["a"])), esc(number(r["b"])),
              f'<span data-level="{esc(r["level"])}" data-domain="{esc(r["domain"])}" data-metric="{esc(_metric(r))}" '
              f'data-difference="{esc(json.dumps(r["estimate"]))}">{esc(number(r["estimate"]))}</span>',
-             esc(_ci(r)), esc(number(r["mcnemar_mid_p"])), esc(number(r["prompts"]))] for r in shown]  # fmt: skip
-    parts.append(table(["cell", "metric", "A", "B", "B − A", "interval", "McNemar mid-p", "prompts"], body,
-                       numeric=(2, 3, 4, 6, 7), caption="Paired differences"))  # fmt: skip
+             esc(_ci(r)), esc(number(r["mcnemar_mid_p"])), esc(number(r["p_value"])), _holm(r),
+             esc(number(r["prompts"])), _reportable(r, threshold)] for r in shown]  # fmt: skip
+    tests = result.meta.get("holm_tests")
+    parts.append(table(["cell", "metric", "A", "B", "B − A", "interval", "McNemar mid-p", "p", "p (Holm)", "prompts",
+                        "reportable"], body, numeric=(2, 3, 4, 6, 7, 8, 9),
+                       caption="Paired differences; p: exact McNemar for the binary outcomes, a two-sided normal test "
+                       f"otherwise; p (Holm): Holm–Bonferroni over all {esc(tests)} tests of this page; PCMD is "
+                       f"reportable where its prompts reach the receipts' min_defined_prompts ({esc(threshold)})"))  # fmt: skip
     for unit, metrics, xlabel in _FORESTS:
-        forest = [(f"{cell_label(r['level'], r['domain'])} {_metric(r)}", r["estimate"], r["ci_low"], r["ci_high"])
+        forest = [(f"{cell_label(r['level'], r['domain'])} {_metric(r)}{_flag(r, threshold)}", r["estimate"],
+                   r["ci_low"], r["ci_high"])
                   for r in shown if r["metric"] in metrics and r["estimate"] is not None]  # fmt: skip
         if forest:
             alt = f"Paired differences {name_b} − {name_a} in {unit} with intervals: " + "; ".join(
@@ -84,6 +94,29 @@ def compare_section(a: tuple[int, RunDigest], b: tuple[int, RunDigest], result: 
     return "".join(parts)
 
 
+def _holm(row: dict[str, Any]) -> str:
+    value = row.get("p_holm")
+    return (
+        f'<span data-p-holm="{esc(json.dumps(value))}">{esc(number(value))}</span>'
+        if value is not None
+        else "–"
+    )
+
+
+def _reportable(row: dict[str, Any], threshold: Any) -> str:
+    """PCMD's reportable flag (its prompts reach ``min_defined_prompts``); empty for other metrics."""
+    if row["metric"] != "pcmd" or not isinstance(threshold, int):
+        return ""
+    return f'<span data-reportable="{esc(json.dumps(row["prompts"] >= threshold))}">{esc(number(row["prompts"] >= threshold))}</span>'
+
+
+def _flag(row: dict[str, Any], threshold: Any) -> str:
+    """A forest plot's row label marks a PCMD difference that is not reportable."""
+    if row["metric"] != "pcmd" or not isinstance(threshold, int) or row["prompts"] >= threshold:
+        return ""
+    return " (not reportable)"
+
+
 def _baseline(rows: list[dict[str, Any]], name_a: str, name_b: str) -> str:
     """Retention of A's modes by B beside A's own split-half baseline, per cell: the table and a
     forest plot of the difference (below zero: B keeps fewer of A's modes than A keeps of itself)."""
@@ -93,14 +126,14 @@ def _baseline(rows: list[dict[str, Any]], name_a: str, name_b: str) -> str:
     body = [[esc(cell_label(r["level"], r["domain"])), esc(number(r["k"])), esc(number(r["a"])), esc(number(r["b"])),
              f'<span data-metric="retention_vs_baseline" data-level="{esc(r["level"])}" data-domain="{esc(r["domain"])}" '
              f'data-value="{esc(json.dumps(r["estimate"]))}">{esc(number(r["estimate"]))}</span>',
-             esc(_ci(r)), esc(number(r["p_value"]))] for r in found]  # fmt: skip
+             esc(_ci(r)), esc(number(r["p_value"])), _holm(r)] for r in found]  # fmt: skip
     parts = ["<h3>Mode retention against the within-run baseline</h3>",
              f'<p class="note">Sampling alone loses modes: the baseline is the share of {esc(name_a)}\'s modes in one '
              "half of its draws that the other half also finds (all split halves, exactly), at h draws; beside it the "
              f"share {esc(name_b)} finds at the same h draws. A difference below zero means {esc(name_b)} keeps fewer "
              f"of {esc(name_a)}\'s modes than {esc(name_a)} keeps of itself (one-sided p).</p>",
-             table(["cell", "h (draws)", "baseline (A vs A)", "B keeps of A", "B − baseline", "interval", "p (B < baseline)"],
-                   body, numeric=(1, 2, 3, 4, 6))]  # fmt: skip
+             table(["cell", "h (draws)", "baseline (A vs A)", "B keeps of A", "B − baseline", "interval", "p (B < baseline)",
+                    "p (Holm)"], body, numeric=(1, 2, 3, 4, 6, 7))]  # fmt: skip
     forest = [(cell_label(r["level"], r["domain"]), r["estimate"], r["ci_low"], r["ci_high"]) for r in found]
     alt = f"Retention of {name_a}'s modes by {name_b} minus the within-run baseline, per cell: " + "; ".join(
         f"{label} {number(e)} [{number(lo)}, {number(hi)}]" for label, e, lo, hi in forest

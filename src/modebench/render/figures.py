@@ -15,11 +15,12 @@ axes are drawn once and reused for every metric (only the data and the y scale c
 
 from __future__ import annotations
 
+import contextlib
 import html
 import io
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "Grid",
     "Series",
     "StepSeries",
+    "collect_pdfs",
     "grids_svg",
     "differences_svg",
     "retention_svg",
@@ -72,6 +74,9 @@ _NO_ROTATION = re.compile(r' transform="rotate\(-0 [^"]*\)"')
 _IDS = re.compile(r' id="([^"]+)"')
 _USED = re.compile(r'(?:url\(#|href="#)([^")]+)')
 _counter = [0]
+# While a collection is open (:func:`collect_pdfs`), every figure is also saved as a PDF, keyed by
+# the id of its SVG <title> (``fig<N>-title``), so a page's figures can be exported for a paper.
+_pdfs: list[dict[str, bytes]] = []
 
 
 @dataclass(frozen=True)
@@ -216,6 +221,8 @@ def _svg(figure: Any, alt: str) -> str:
     prefix = f"f{_counter[0]}-"
     text = _geometry_only(text, lambda markup: _REFERENCE.sub(lambda m: m.group(1) + prefix, markup))
     ident = f"fig{_counter[0]}-title"
+    if _pdfs:
+        _pdfs[-1][ident] = _pdf(figure)
     opening = text.index(">") + 1
     return (
         text[: opening - 1]
@@ -223,6 +230,30 @@ def _svg(figure: Any, alt: str) -> str:
         + f'<title id="{ident}">{html.escape(alt)}</title>'
         + text[opening:]
     )
+
+
+def _pdf(figure: Any) -> bytes:
+    """The figure as a standalone PDF: fonts embedded as TrueType (Type 42, which publishers
+    accept, unlike Type 3), no creation date (the same figure gives the same bytes)."""
+    import matplotlib
+
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({"pdf.fonttype": 42}):
+        figure.savefig(
+            buffer, format="pdf", metadata={"CreationDate": None, "Creator": None, "Producer": None}
+        )
+    return buffer.getvalue()
+
+
+@contextlib.contextmanager
+def collect_pdfs() -> Iterator[dict[str, bytes]]:
+    """Inside the block, every figure drawn is also kept as a PDF: ``{svg title id: PDF bytes}``."""
+    found: dict[str, bytes] = {}
+    _pdfs.append(found)
+    try:
+        yield found
+    finally:
+        _pdfs.remove(found)
 
 
 # The content of a <text> element (or <title>): what the figure says, which no rewrite may touch.

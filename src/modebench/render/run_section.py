@@ -218,6 +218,8 @@ def curve_figures(runs: Sequence[tuple[int, RunDigest, RowIndex]], kind: str) ->
 
 def _status(run: RunDigest) -> str:
     rows = [(cell_label(c.level, c.domain), status_groups(c.statuses)) for c in ordered_cells(run)]
+    if not rows:  # a run that failed before grading anything (no journal): nothing to draw
+        return '<p class="note">No graded attempts: the evaluation stopped before grading.</p>'
     groups = tuple(figures.STATUS_COLOURS)
     counts = table(["cell", *groups], ([esc(label), *(esc(g[s]) for s in groups)] for label, g in rows),
                    numeric=(1, 2, 3, 4), caption="Graded attempts per status")  # fmt: skip

@@ -8,6 +8,7 @@ never with prompts: the lost mode keys are summarised as a count of prompts per 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -15,7 +16,7 @@ from typing import Any
 
 from modebench.publish import atomic_output
 from modebench.render import figures
-from modebench.render.page import encodable, esc, figure, number, page, table
+from modebench.render.page import encodable, esc, figure, number, page, short, table, visible
 from modebench.render.run_section import cell_label
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
@@ -65,6 +66,13 @@ def _draws(rows: Mapping[Key, Any], step: int) -> int | None:
     return max(found) if found else None
 
 
+def _unreportable(row: Mapping[str, Any] | None) -> str:
+    """PCMD (and effective modes) over fewer prompts than the receipts' ``min_defined_prompts``."""
+    if row is None or row.get("reportable") is not False:
+        return ""
+    return '<br><span class="note" data-reportable="false">not reportable</span>'
+
+
 def _cell_section(level: int, domain: str, rows: Mapping[Key, Any], steps: Sequence[int]) -> str:
     label = cell_label(level, domain)
     draws = {step: _draws(rows, step) for step in steps}
@@ -79,6 +87,7 @@ def _cell_section(level: int, domain: str, rows: Mapping[Key, Any], steps: Seque
                 f'<span class="value" data-step="{esc(step)}" data-level="{esc(level)}" '
                 f'data-domain="{esc(domain)}" data-metric="{esc(metric)}" data-k="{esc(json.dumps(k))}" '
                 f'data-value="{esc(json.dumps(value))}">{esc(number(value))}</span>'
+                + _unreportable(rows.get((step, metric, k)))
             )
         body.append(cells)
     numbers = table(["step", "draws", *(c[0] for c in COLUMNS)], body, numeric=tuple(range(2 + len(COLUMNS))),
@@ -140,10 +149,11 @@ def trajectory_html(result: StatsTable) -> str:
     runs = result.meta.get("runs", [])
     steps = [run["step"] for run in runs]
     listed = table(
-        ["step", "receipt", "sha256"],
-        ([esc(r["step"]), f"<code>{esc(r.get('receipt'))}</code>", f"<code>{esc(r.get('sha256'))}</code>"]
+        ["step", "run", "receipt", "sha256"],
+        ([esc(r["step"]), esc(visible(short(r.get("label") or "", 120))), f"<code>{esc(short(r.get('receipt')))}</code>",
+          f"<code>{esc(r.get('sha256') or ', '.join(p['sha256'][:12] + '…' for p in r.get('receipts', [])))}</code>"]
          for r in runs),
-        caption="Runs in training order",
+        caption="Runs in training order (a run of several receipts lists the start of each receipt's sha256)",
     )  # fmt: skip
     lost = result.meta.get("lost_modes", {})
     counts = [[esc(step), esc(len(lost.get(str(step), {})))] for step in steps]
@@ -159,10 +169,20 @@ def trajectory_html(result: StatsTable) -> str:
     return page(f"ModeBench trajectory over {len(steps)} steps", sections)
 
 
-def render_trajectory_html(result: StatsTable, output: str | os.PathLike[str]) -> dict[str, Any]:
-    """Write the trajectory page to ``output`` (never overwritten); returns a summary."""
-    text = encodable(trajectory_html(result))
+def render_trajectory_html(
+    result: StatsTable, output: str | os.PathLike[str], figures_dir: str | os.PathLike[str] | None = None
+) -> dict[str, Any]:
+    """Write the trajectory page to ``output`` (never overwritten); returns a summary.
+    ``figures_dir``: also each figure as a standalone SVG and PDF there (``render.html.export_figures``)."""
+    from modebench.render.html import export_figures
+
+    with contextlib.ExitStack() as stack:
+        pdfs = stack.enter_context(figures.collect_pdfs()) if figures_dir is not None else None
+        text = encodable(trajectory_html(result))
     with atomic_output(output) as handle:
         handle.write(text)
-    return {"output": os.fspath(output), "steps": len(result.meta.get("runs", [])),
-            "bytes": len(text.encode("utf-8"))}  # fmt: skip
+    summary: dict[str, Any] = {"output": os.fspath(output), "steps": len(result.meta.get("runs", [])),
+                               "bytes": len(text.encode("utf-8"))}  # fmt: skip
+    if figures_dir is not None:
+        summary["figures"] = export_figures(text, figures_dir, pdfs)
+    return summary

@@ -35,7 +35,7 @@ from modebench.stats.sources import Filters, Run, label_runs, reportable_thresho
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
 
-__all__ = ["COLUMNS", "Filters", "compare_runs", "holm", "reportable_threshold"]
+__all__ = ["COLUMNS", "Filters", "compare_runs", "holm", "pair_runs", "reportable_threshold"]
 
 COLUMNS = ("run_a", "run_b", *COMPARE_COLUMNS, "p_holm", "reportable")
 _PCMD_ROWS = ("pcmd", "effective_modes")
@@ -58,7 +58,7 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def _pair_runs(
+def pair_runs(
     base: Run, other: Run
 ) -> tuple[dict[tuple[int, str], Counter[Pair]], dict[str, int], list[str]]:
     """Pooled joint counts of two runs paired part by part; the parts only one run has."""
@@ -111,7 +111,7 @@ def compare_runs(
     for index, run in enumerate(runs):
         if index == first:
             continue
-        groups, counts, unmatched = _pair_runs(runs[first], run)
+        groups, counts, unmatched = pair_runs(runs[first], run)
         if filters:
             groups = filters.apply(groups)
         if not groups:
@@ -132,7 +132,11 @@ def compare_runs(
                 "b": labels[index],
                 "coverage": coverage(groups, counts),
                 "unmatched_parts": unmatched,
-                "notes": budget_notes(groups),
+                "notes": [
+                    *budget_notes(groups),
+                    *runs[first].notes(labels[first]),
+                    *run.notes(labels[index]),
+                ],
             }  # fmt: skip
         )
     tested = [i for i, row in enumerate(rows) if row["p_value"] is not None]

@@ -39,6 +39,15 @@ class Run:
     parts: tuple[tuple[str, str], ...]  # (part name, receipt path), in order
     label: str | None = None  # from the run metadata (run.json ``label``) or given
     model: str | None = None
+    # a suite's configurations that did not complete: (part name, receipt path, status); they
+    # have no statistics, and every command says it left them out
+    failed: tuple[tuple[str, str, str], ...] = ()
+
+    def notes(self, name: str | None = None) -> list[str]:
+        """What the output must say about the configurations left out."""
+        who = name or self.path
+        return [f"{who}: configuration {part} {status} (no statistics; left out): {receipt}"
+                for part, receipt, status in self.failed]  # fmt: skip
 
     @property
     def receipts(self) -> list[str]:
@@ -79,7 +88,18 @@ def _metadata(receipt: str) -> tuple[str | None, str | None]:
     )
 
 
-def _suite_parts(path: Path) -> list[tuple[str, str]]:
+def _sha256(path: Path) -> str:
+    from modebench.identity import file_sha256
+
+    try:
+        return file_sha256(path)
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from None
+
+
+def _suite_parts(path: Path, failed: list[tuple[str, str, str]] | None = None) -> list[tuple[str, str]]:
+    """The completed configurations of a suite summary as (name, receipt); those that did not
+    complete go to ``failed`` as (name, receipt, status)."""
     document = _read_json(path)
     configs = document.get("configs") if isinstance(document, dict) else None
     if not isinstance(configs, list):
@@ -88,11 +108,17 @@ def _suite_parts(path: Path) -> list[tuple[str, str]]:
     for number, entry in enumerate(configs):
         if not isinstance(entry, dict) or not isinstance(entry.get("receipt"), str):
             raise InputError(f"{path}: configs[{number}] names no receipt")
-        if entry.get("status") != "completed":
-            continue  # a failed configuration has no statistics; the suite report shows it
         config = entry.get("config")
         name = config if isinstance(config, str) else Path(entry["receipt"]).stem
-        parts.append((name, os.fspath(path.parent / str(entry["receipt"]))))
+        receipt = path.parent / str(entry["receipt"])
+        if entry.get("status") != "completed":  # no statistics; said by every command (Run.notes)
+            if failed is not None:
+                failed.append((name, os.fspath(receipt), str(entry.get("status"))))
+            continue
+        recorded = entry.get("receipt_sha256")
+        if isinstance(recorded, str) and _sha256(receipt) != recorded:
+            raise InputError(f"{path}: receipt {entry['receipt']} changed since the summary was written")
+        parts.append((name, os.fspath(receipt)))
     return parts
 
 
@@ -109,17 +135,18 @@ def resolve_run(path: str | os.PathLike[str], label: str | None = None) -> Run:
     from modebench.suite.summary import SUMMARY_NAME, is_summary
 
     given = Path(path)
+    failed: list[tuple[str, str, str]] = []
     if given.is_dir():
         summary = given / SUMMARY_NAME
         if summary.is_file():
-            parts = _suite_parts(summary)
+            parts = _suite_parts(summary, failed)
         else:
             files = sorted(p for p in given.iterdir() if p.suffix == ".json" and p.is_file())[:_MAX_FILES]
             parts = [(p.stem, os.fspath(p)) for p in files if _is_receipt(p)]
         if not parts:
             raise InputError(f"{os.fspath(path)}: a directory without a suite.json or completed receipts")
     elif is_summary(given):
-        parts = _suite_parts(given)
+        parts = _suite_parts(given, failed)
         if not parts:
             raise InputError(f"{os.fspath(path)}: the suite has no completed configuration")
     elif given.exists():
@@ -129,7 +156,7 @@ def resolve_run(path: str | os.PathLike[str], label: str | None = None) -> Run:
     else:
         raise InputError(f"{os.fspath(path)}: no such file or directory")
     found_label, model = _metadata(parts[0][1])
-    return Run(os.fspath(path), tuple(parts), label or found_label, model)
+    return Run(os.fspath(path), tuple(parts), label or found_label, model, tuple(failed))
 
 
 def label_runs(runs: list[Run]) -> list[str]:

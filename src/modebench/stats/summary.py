@@ -7,6 +7,7 @@ the estimate, its clustered standard error and a seeded bootstrap interval (``do
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -303,4 +304,6 @@ def curves(
         source["receipts"] = receipts
     threshold = reportable_threshold(run.receipts)
     table = curves_from_profiles(found, ks, settings, source, threshold=threshold, pooled=True)
+    if run.failed:  # a suite's configurations without statistics: said, never dropped silently
+        table = dataclasses.replace(table, meta={**table.meta, "notes": run.notes(source["label"])})
     return table

@@ -8,7 +8,8 @@ the prompts both steps graded, and the share of step-0 modes still produced, all
 number of draws; beside it the first step's within-run baseline (split halves) and the paired
 difference from it with its one-sided p-value. The first step has only its baseline (retention of
 a run against itself is 1 by construction, so it is not shown). A later step with no prompt in
-common with the first is refused. The mode keys lost at each step, per prompt, travel in the JSON
+common with the first is refused. A step may be a receipt, a ``suite.json`` or a directory of
+receipts (its receipts' cells read together). The mode keys lost at each step, per prompt, travel in the JSON
 document. Each receipt's journal is read once (``modebench.stats.journal``). See ``docs/ingest.md``.
 """
 
@@ -26,6 +27,7 @@ from modebench.stats.comparison import _group_rows
 from modebench.stats.many import reportable_threshold
 from modebench.stats.profiles import CellKey, Profile, PromptSummary, completed_receipt, entry_summary
 from modebench.stats.retention import retention
+from modebench.stats.sources import resolve_run
 from modebench.stats.summary import curves_from_profiles
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
@@ -128,7 +130,9 @@ def trajectory_table(
     ks: Sequence[int] | None = None,
     settings: Bootstrap | None = None,
 ) -> StatsTable:
-    """The trajectory of completed receipts given as ``(step, receipt)``; steps must be distinct.
+    """The trajectory of completed runs given as ``(step, run)``; steps must be distinct. A run is
+    a receipt, a ``suite.json`` or a directory of receipts (``stats.sources``): a suite's receipts
+    are read as one step.
 
     Each receipt's journal is read once; the first step's verified modes per prompt are kept for
     the retention of every later step.
@@ -144,22 +148,30 @@ def trajectory_table(
     sources = []
     first: dict[PromptKey, tuple[str, dict[str, int], Profile]] | None = None
     chosen = settings if settings is not None else Bootstrap()
-    threshold = reportable_threshold([receipt for _, receipt in ordered])
-    for number, (step, receipt) in enumerate(ordered):
-        reader = _Step(receipt, first)
-        for summary in chunks.entries(completed_receipt(receipt), entry_summary, light=True):
-            reader.add(summary)
+    runs = [resolve_run(receipt) for _, receipt in ordered]
+    threshold = reportable_threshold([receipt for run in runs for receipt in run.receipts])
+    for number, ((step, given), run) in enumerate(zip(ordered, runs)):
+        reader = _Step(given, first)
+        for receipt in run.receipts:
+            for summary in chunks.entries(completed_receipt(receipt), entry_summary, light=True):
+                reader.add(summary)
         reader.check()
         if first is None:
             first = reader.keep
-        source = {"receipt": receipt, "sha256": file_sha256(receipt)}
+        source: dict[str, Any] = {"receipt": given, "label": run.label or run.model}
+        if len(run.parts) == 1:
+            source["sha256"] = file_sha256(run.receipts[0])
+        else:
+            source["receipts"] = [{"part": part, "receipt": path, "sha256": file_sha256(path)}
+                                  for part, path in run.parts]  # fmt: skip
         table = curves_from_profiles(reader.profiles, ks, chosen, source, threshold=threshold)
         sources.append({"step": step, **source})
         for row in table.rows:
             rows.append({"step": step, **{c: row.get(c) for c in COLUMNS if c != "step"}})
         lost[str(step)] = reader.lost
         rows.extend(reader.retention_rows(step, number == 0, chosen))
-    meta = {"runs": sources, "lost_modes": lost,
+    notes = [note for (step, _), run in zip(ordered, runs) for note in run.notes(f"step {step}")]
+    meta = {"runs": sources, "lost_modes": lost, **({"notes": notes} if notes else {}),
             "bootstrap": {"engine": bootstrap.engine(), "seed": chosen.seed, "resamples": chosen.resamples,
                           "level": chosen.level}}  # fmt: skip
     return StatsTable(SCHEMA, COLUMNS, tuple(rows), meta)
