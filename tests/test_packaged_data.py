@@ -10,6 +10,8 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from modebench.dataset_cache import bundled_release_root, load_registry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,6 +37,7 @@ def test_a_checkout_reads_the_bundled_release_from_data() -> None:
     }
 
 
+@pytest.mark.slow  # builds an sdist and a wheel
 def test_sdist_and_wheel_ship_exactly_data_bundled(tmp_path: Path) -> None:
     # The sdist first, then the wheel built from that sdist (what `make dist` does).
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}

@@ -71,6 +71,7 @@ def test_control_and_bidi_characters_are_shown() -> None:
     assert esc("line\nnext\ttab") == "line\nnext\ttab"
 
 
+@pytest.mark.slow  # renders every figure to SVG and PDF with matplotlib
 def test_each_figure_exports_as_a_standalone_svg_and_pdf(tmp_path, report_receipts) -> None:  # type: ignore[no-untyped-def]
     import xml.etree.ElementTree as ElementTree
 
