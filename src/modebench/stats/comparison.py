@@ -178,13 +178,15 @@ _scaled = scaled_column
 
 def _wald_p(estimate_: float | None, error: float | None, *, lower: bool = False) -> float | None:
     """Normal-approximation p-value of a difference from its clustered standard error: two-sided,
-    or one-sided for "below zero" (``lower``). None when there is no error to divide by."""
+    or one-sided for "below zero" (``lower``). None when there is no error to divide by.
+
+    A zero standard error with a non-zero difference (every prompt differs by the same amount,
+    typical of a handful of prompts) gives no p-value: the approximation has nothing to stand on
+    there, and a p of 0 would read as certainty a reviewer cannot accept."""
     if estimate_ is None or error is None:
         return None
     if error == 0:
-        if estimate_ == 0:
-            return 1.0
-        return 0.0 if (estimate_ < 0 or not lower) else 1.0
+        return 1.0 if estimate_ == 0 else None
     z = estimate_ / error
     return 0.5 * math.erfc(-z / math.sqrt(2)) if lower else math.erfc(abs(z) / math.sqrt(2))
 
