@@ -17,6 +17,7 @@ STATUSES: Final[tuple[str, ...]] = (
     "worker_failure",
     "resource_limit",
 )
+_KNOWN: Final[frozenset[str]] = frozenset(STATUSES)
 UNSCORABLE: Final[frozenset[str]] = frozenset(
     {"timeout", "invalid_reference", "worker_failure", "resource_limit"}
 )
@@ -45,7 +46,13 @@ RESOURCE_POLICY: Final[dict[str, float | int]] = {
 def result(
     status: str, *, key: str | None = None, text: str = "", detail: str | None = None, **extra: Any
 ) -> dict[str, Any]:
-    """Build a GradeResult dict with the five contract keys in contract order, then extras."""
+    """Build a GradeResult dict with the five contract keys in contract order, then extras.
+
+    A status outside ``STATUSES`` is a programming error: ``AssertionError``, as in 0.4.0 (raised
+    explicitly, so ``python -O`` keeps the check).
+    """
+    if status not in _KNOWN:
+        raise AssertionError
     out: dict[str, Any] = {
         "status": status,
         "verified": status == "correct",

@@ -50,6 +50,10 @@ def grade_prepared(prepared: Mapping[str, Any], grader: Grader | None = None) ->
     return prompt_result(prepared, attempts)
 
 
+def _reference_hook(level: int, domain: str, answer: Any) -> dict[str, Any]:
+    return validate_reference(level, domain, answer)  # the module global, looked up per call
+
+
 def receipt_header(software: dict[str, Any], preflight: Preflight) -> dict[str, Any]:
     return {"software": software, **preflight.run_block(), "dataset": preflight.dataset_block()}
 
@@ -86,7 +90,8 @@ def evaluate(
             options.split,
             options.allow_partial,
         )
-    preflight = Preflight(options, frozen)
+    # ``validate_reference`` is this module's global, looked up per reference (0.4.0's hook).
+    preflight = Preflight(options, frozen, validate=_reference_hook)
     prepared = [preflight.accept(record, label, in_memory=True) for record, label in zip(records, labels)]
     preflight.finish()
     bound = [preflight.bind(item) for item in prepared]
@@ -178,6 +183,20 @@ def grade_response(level: Any, domain: Any, row: Any, text: Any) -> dict[str, An
     return verifier.grade_response(level, domain, row, text)  # an attribute of the module, per call
 
 
+#: The hooks as defined here: ``replaced_hooks`` tells a caller's replacement from them.
+_DEFAULT_HOOKS: dict[str, Any] = {
+    "grade_prepared": grade_prepared,
+    "grade_response": grade_response,
+    "validate_reference": validate_reference,
+}
+
+
+def replaced_hooks() -> frozenset[str]:
+    """The call-time hooks (◆ in ``api.md`` §4) a caller has replaced on this module."""
+    module = globals()
+    return frozenset(name for name, default in _DEFAULT_HOOKS.items() if module[name] is not default)
+
+
 __all__ += [
     "HISTORICAL",
     "POOLED",
@@ -186,6 +205,7 @@ __all__ += [
     "normalize_task_identity",
     "prompt_id",
     "prompt_sha256",
+    "replaced_hooks",
     "split_record",
     "validate_reference",
 ]

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from modebench import metrics
 from modebench._ledger import checkpoint
 from modebench.api_types import EvaluationOptions
-from modebench.backends import Grader
+from modebench.backends import Grader, make_grader, unprepared
 from modebench.engine import pipeline
 from modebench.engine.checkpoint import graded_rows
 from modebench.engine.grading import COMMIT_PROMPTS, COMMIT_SECONDS
@@ -124,11 +125,69 @@ def evaluate_file(
         ids=prompt_ids,  # type: ignore[arg-type]  # a parsed list is accepted as well as a path
         unscorable=unscorable,
     )
+    hooks = evaluation.replaced_hooks() if grader is None and backend == "local" else frozenset()
+    if hooks:
+        # A caller replaced one of evaluation's call-time hooks (0.4.0's monkeypatch points):
+        # grade through them, as 0.4.0's evaluate_file did. Never taken otherwise.
+        with _CallTimeHooks(make_grader(backend, workers), grading=workers == 1) as hooked:
+            return evaluate_file(
+                input_path, output_path, min_defined_prompts=min_defined_prompts, run=run,
+                data_root=data_root, config=config, split=split, allow_partial=allow_partial,
+                registry=registry, work_dir=work_dir, resume=resume, progress=progress, workers=workers,
+                keep_checkpoint=keep_checkpoint, backend=backend, cluster_address=cluster_address,
+                shard=shard, limit=limit, spooled=spooled, prompt_ids=prompt_ids, unscorable=unscorable,
+                grader=hooked,
+            )  # fmt: skip
     execution = Execution(work_dir, resume, workers, progress, backend, cluster_address, shard, grader)
     spec = RunSpec.build(input_path, output_path, options, execution)
     if spooled:
         spec = dataclasses.replace(spec, spooled=True)
     return dict(pipeline.run(spec, software=software_identity()))
+
+
+class _CallTimeHooks:
+    """A grader that validates references through ``evaluation.validate_reference`` and, with
+    one worker, grades through ``evaluation.grade_prepared`` (whose default calls
+    ``evaluation.grade_response``), each looked up per call; everything else is the inner pool's.
+
+    Used only when a caller replaced one of those hooks, so the usual path is unchanged.
+    """
+
+    def __init__(self, inner: Grader, *, grading: bool) -> None:
+        self.inner = inner
+        self.workers = inner.workers
+        self.grading = grading
+
+    def __enter__(self) -> _CallTimeHooks:
+        self.inner.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.inner.__exit__(*exc)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def prestart(self) -> None:
+        self.inner.prestart()
+
+    def reference_check(self, level: Any, domain: Any, answer: Any) -> dict[str, Any]:
+        return evaluation.validate_reference(level, domain, answer)
+
+    def prepared_lines(
+        self, run: dict[str, Any] | None, lines: Iterable[tuple[int, bytes]]
+    ) -> Iterator[tuple[int, bytes, Any]]:
+        return unprepared(lines)  # every record through this process's preflight (and the hook)
+
+    def results(
+        self, items: Iterable[tuple[int, dict[str, Any]]]
+    ) -> Iterator[tuple[int, dict[str, Any], list[dict[str, Any]]]]:
+        if not self.grading:
+            yield from self.inner.results(items)
+            return
+        for seq, prepared in items:
+            graded = evaluation.grade_prepared(prepared)
+            yield seq, prepared, [attempt for draw in graded["draws"] for attempt in draw["attempts"]]
 
 
 # ModeBench 0.4.0 surface names (docs/compatibility.md).

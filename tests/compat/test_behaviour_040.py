@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,3 +77,34 @@ def test_token_prefix_mask_needs_torch_and_says_so() -> None:
     masks = torch.tensor([[0, 1, 1, 1, 0], [1, 1, 0, 1, 1]], dtype=torch.bool)
     mask = build_response_token_prefix_mask(masks, torch.tensor([2, 3]))
     assert mask.tolist() == [[False, True, True, False, False], [True, True, False, True, False]]
+
+
+def _surface_script() -> Any:
+    path = Path(__file__).resolve().parents[2] / "ops" / "surface_vs_040.py"
+    spec = importlib.util.spec_from_file_location("surface_vs_040", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_surface_comparison_reruns_calls_answered_with_a_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parent deadline hit on a loaded machine is re-run, not reported as a difference."""
+    script = _surface_script()
+    timeout = {"value": {"$dict": [["status", "timeout"], ["verified", False]]}}
+    graded = {"value": {"$dict": [["status", "incorrect"], ["verified", False]]}}
+    raised = {"error": ["VerifierExecutionError", "verifier timeout: parent request deadline exceeded"]}
+    assert script.timed_out(timeout) and script.timed_out(raised) and not script.timed_out(graded)
+    answers = {"theirs": [timeout, graded], "ours": [graded]}
+
+    def replay(python: str, calls: list[dict[str, Any]], cwd: str) -> dict[int, dict[str, Any]]:
+        side = "ours" if python == sys.executable else "theirs"
+        return {call["id"]: {"id": call["id"], **answers[side].pop(0)} for call in calls}
+
+    monkeypatch.setattr(script, "replay", replay)
+    items = [{"id": 0}, {"id": 1}]
+    ours = {0: {"id": 0, **graded}, 1: {"id": 1, **raised}}
+    theirs = {0: {"id": 0, **timeout}, 1: {"id": 1, **graded}}
+    counts = script.retry_timeouts(items, ours, theirs, "/reference/python", 3)
+    assert counts == {"0.4.0": 1, "ours": 1, "left": 0}
+    assert theirs[0]["value"] == graded["value"] and ours[1]["value"] == graded["value"]

@@ -14,6 +14,9 @@ import importlib
 import inspect
 import json
 import re
+import subprocess
+import sys
+import textwrap
 import types
 from importlib import resources
 from typing import Any
@@ -234,6 +237,35 @@ def test_every_alias_is_the_module_it_names(alias: str, target: str) -> None:
 
     assert importlib.import_module(alias) is importlib.import_module(target)
     assert getattr(modebench, alias.rsplit(".", 1)[1]) is importlib.import_module(target)
+
+
+def test_aliases_are_in_sys_modules_right_after_import_modebench() -> None:
+    """As in 0.4.0: ``import modebench`` alone registers every alias, each the very object of its
+    target module; the modules' code runs on first use (a fresh interpreter shows both)."""
+    _need_spec()
+    script = textwrap.dedent(
+        """
+        import json, sys
+        import modebench
+        aliases = json.loads(sys.argv[1])
+        present = {alias: alias in sys.modules and target in sys.modules for alias, target in aliases.items()}
+        same = {alias: sys.modules[alias] is sys.modules[target] for alias, target in aliases.items()}
+        deferred = "modebench.domains.mathir" not in sys.modules
+        import modebench.mathir
+        loaded = modebench.mathir.MATHIR_VERSION == "linear-v0" and modebench.domains.mathir.verifier is modebench.mathir
+        print(json.dumps([present, same, deferred, loaded]))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(FACTS["aliases"])],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    present, same, deferred, loaded = json.loads(done.stdout)
+    assert present == dict.fromkeys(FACTS["aliases"], True)
+    assert same == dict.fromkeys(FACTS["aliases"], True)
+    assert deferred and loaded
 
 
 @pytest.mark.parametrize("name", FACTS["package_data"] or ["(no spec)"])

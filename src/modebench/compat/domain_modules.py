@@ -2,14 +2,12 @@
 
 0.4.0 split each domain into a reference validator ``validate_reference(spec, level)`` and a
 candidate grader ``grade(candidate, spec, text)``; here both are views of the one plug-in
-(``domains/<d>/__init__.py``). Names that only described 0.4.0's internal data structures and
-have no counterpart here raise :class:`NotAvailable`, which says so and points to the docs.
+(``domains/<d>/__init__.py``). 0.4.0's other per-domain helpers (parsers, enumerations, support
+actions) are implemented in those modules over this implementation's own grammar and search.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,25 +18,6 @@ from modebench.domains._pipeline import REFERENCES, ReferenceProblem, grade_text
 from modebench.validation import InputError
 
 COMPATIBILITY_DOC = "docs/compatibility.md"
-
-
-class NotAvailable(NotImplementedError):
-    """A 0.4.0 internal with no counterpart in this implementation."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(
-            f"{name} described ModeBench 0.4.0's internal data structures and is not available; see {COMPATIBILITY_DOC}"
-        )
-
-
-def not_available(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Keep 0.4.0's name and signature (so calls bind as before) but say it is not available."""
-
-    def unavailable(*args: Any, **kwargs: Any) -> Any:
-        inspect.signature(function).bind(*args, **kwargs)  # a wrong call still fails as a TypeError
-        raise NotAvailable(function.__name__)
-
-    return functools.wraps(function)(unavailable)
 
 
 def reference_validator(domain: str) -> Callable[[Any, Any], None]:
@@ -84,9 +63,7 @@ def plugin_for(domain: str) -> Any:
 __all__ = [
     "COMPATIBILITY_DOC",
     "bare_candidate",
-    "NotAvailable",
     "candidate_grader",
-    "not_available",
     "reference_validator",
 ]
 

@@ -7,6 +7,7 @@ functions the worker uses; it writes nothing to stdout.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from modebench.diagnostics import result
@@ -14,8 +15,17 @@ from modebench.domains._pipeline import ReferenceProblem, check_reference, grade
 
 
 def guarded_handle(request: Any) -> dict[str, Any]:
-    """The reply to one ``grade`` or ``reference`` request; evaluator failures become statuses."""
+    """The reply to one ``grade`` or ``reference`` request; evaluator failures become statuses.
+
+    ``verifier_worker.handle`` is looked up per call: a caller's replacement (0.4.0's hook, which
+    returned one reply) is called instead, under the same guard.
+    """
+    home = sys.modules.get("modebench.isolation.worker_main")  # the module that imports this one
+    hook = getattr(home, "handle", None)
     try:
+        if hook is not None and hook is not getattr(home, "OWN_HANDLE", hook):
+            replaced: dict[str, Any] = hook(request)  # 0.4.0's single-reply contract
+            return replaced
         if not isinstance(request, dict):
             raise ValueError("request must be an object")
         operation = request.get("operation")

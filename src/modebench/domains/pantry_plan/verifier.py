@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from modebench.compat.domain_modules import bare_candidate, not_available, reference_validator
+from modebench.compat.domain_modules import bare_candidate, reference_validator
 from modebench.domains._protocol import Malformed
 from modebench.domains.pantry_plan.parse import parse_allocation
 
 PANTRY_PLAN_VERIFIER = "pantry_plan"
 PANTRY_PLAN_VERSION = "pantry-v1"
+#: Any level but 1 reads a reference without the Level 1 row rules (0.4.0's helpers had no level).
+_LEVEL = 2
 
 
 class PantryPlanError(ValueError):
@@ -61,25 +63,98 @@ def parse_pantry_plan_candidate(candidate: str) -> tuple[tuple[str, int], ...]:
         raise PantryPlanError(exc.detail) from None
 
 
+def _reference(spec: Mapping[str, Any]) -> Any:
+    """The parsed reference (our own validation; its messages are 0.4.0's), or PantryPlanError."""
+    from modebench.domains import plugin
+    from modebench.domains._protocol import InvalidReference
+
+    if not isinstance(spec, Mapping):
+        raise AttributeError(f"'{type(spec).__name__}' object has no attribute 'get'")
+    try:
+        return plugin("pantry_plan").validate_reference(_LEVEL, dict(spec))
+    except InvalidReference as exc:
+        raise PantryPlanError(exc.detail) from None
+
+
+def _attributes(spec: Mapping[str, Any]) -> dict[str, dict[str, Decimal]]:
+    """Every ingredient's per-100 g values (all attributes, not only the targeted ones)."""
+    from modebench.domains.pantry_plan.reference import to_decimal
+
+    out: dict[str, dict[str, Decimal]] = {}
+    for row in spec["ingredients"]:
+        values = row["attributes_per_100g"]
+        out[str(row["id"])] = {str(name): to_decimal(values[name], str(name)) for name in values}
+    return out
+
+
+def plan_validation(spec: Mapping[str, Any], allocation: tuple[tuple[str, int], ...]) -> PantryPlanValidation:
+    """A feasible allocation (pairs sorted by id) with 0.4.0's totals: the allocated mass and,
+    for every attribute of the allocated rows, ``value * grams / 100`` summed in id order with
+    exact decimals (computed for this public call only, never on the grading path)."""
+    from modebench.domains.pantry_plan.check import mode_key
+    from modebench.domains.pantry_plan.reference import DECIMAL, MASS
+
+    table = _attributes(spec)
+    sums: dict[str, Decimal] = {}
+    for ident, grams in allocation:
+        for name, value in table[ident].items():
+            part = DECIMAL.divide(DECIMAL.multiply(value, grams), Decimal(100))
+            sums[name] = DECIMAL.add(sums[name], part) if name in sums else part
+    sums[MASS] = Decimal(sum(grams for _, grams in allocation))
+    totals = tuple(sorted(sums.items()))
+    return PantryPlanValidation(mode_key(ident for ident, _ in allocation), allocation, totals)
+
+
 def validate_pantry_plan(candidate: str, spec: Mapping[str, Any]) -> PantryPlanValidation | None:
     """Validate an allocation (no Level 1 projection); None when it is not feasible."""
-    from modebench.compat.grading import validated_modebench_outcome_key
+    from modebench.compat.grading import extract_answer, validated_modebench_outcome_key
 
     if not bare_candidate(candidate):
         return None
+    # The verdict and key come from the bounded worker; the totals are derived once it verified.
     key = validated_modebench_outcome_key(candidate, dict(spec))
     if key is None:
         return None
-    from modebench.compat.grading import extract_answer
-
     surface = extract_answer(candidate) or candidate
-    return PantryPlanValidation(key, parse_pantry_plan_candidate(surface.strip()), ())
+    found = plan_validation(spec, parse_pantry_plan_candidate(surface.strip()))
+    assert found.canonical_key == key  # the same allocation the worker verified
+    return found
 
 
-@not_available
 def parse_pantry_plan_spec(spec: Mapping[str, Any]) -> PantryPlanSpec:
-    """0.4.0: a reference as its :class:`PantryPlanSpec` object."""
-    raise NotImplementedError
+    """A validated reference as 0.4.0's :class:`PantryPlanSpec` (ingredients in reference order,
+    attributes and targets by name)."""
+    from modebench.domains.pantry_plan.reference import to_decimal
+
+    _reference(spec)  # every rule, with 0.4.0's messages
+    table = _attributes(spec)
+    ingredients = tuple(
+        PantryIngredient(
+            str(row["id"]),
+            int(row["available_g"]),
+            int(row["step_g"]),
+            int(row["min_if_used_g"]),
+            tuple(sorted(table[str(row["id"])].items())),
+            frozenset(str(tag) for tag in row.get("tags", [])),
+        )
+        for row in spec["ingredients"]
+    )
+    targets = tuple(
+        PantryTarget(
+            str(name),
+            None if "min" not in bounds else to_decimal(bounds["min"], f"{name}.min"),
+            None if "max" not in bounds else to_decimal(bounds["max"], f"{name}.max"),
+        )
+        for name, bounds in sorted(spec["targets"].items())
+    )
+    return PantryPlanSpec(
+        ingredients,
+        targets,
+        int(spec["min_ingredients"]),
+        int(spec["max_ingredients"]),
+        frozenset(str(tag) for tag in spec.get("forbidden_tags", [])),
+        int(spec["certified_mode_count"]),
+    )
 
 
 validate_reference = reference_validator("pantry_plan")
@@ -95,6 +170,7 @@ __all__ = [
     "PantryTarget",
     "parse_pantry_plan_candidate",
     "parse_pantry_plan_spec",
+    "plan_validation",
     "validate_pantry_plan",
     "validate_reference",
 ]
