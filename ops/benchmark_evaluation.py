@@ -12,7 +12,8 @@ Input shapes, k responses per prompt:
   the hardest domain, lowest), correct answers collapse onto a prompt's first modes, wrong answers
   are well-formed answers of another instance of the cell (incorrect, not malformed), malformed
   ones are the few shapes a sampler produces (empty/truncated, no boxed answer, an empty box).
-  ModeBench 0.4.0 grades it at 150–300 responses/s on a quiet 2-core machine; ``mixed``, whose
+  ModeBench 0.4.0 grades it at 150–180 responses per CPU second (1,000 prompts: 164 and 178 in
+  two runs, 2 cores, measured under load, so by CPU time); ``mixed``, whose
   MathIR share is mostly correct multi-step answers, costs 0.4.0 about ten times more per response.
 
 Each run happens in a fresh process that reports responses/s, its own peak RSS and the peak RSS
