@@ -1,9 +1,11 @@
 """Build ``src/modebench/domains/mathir/transitions.json``: the exact ``cancel`` memo of the families.
 
-Runs the support search (every legal path of up to four menu actions) of generated references of
-every family template with the table switched off, records each transition and initial side that
-``cancel`` actually computed, checks that every printed result rebuilds to the identical SymPy
-object, and writes the table for the running SymPy version. Rerun after a SymPy upgrade.
+Runs the support search (every legal path of up to four menu actions, the last step included
+whether or not it can isolate x) of generated references of every family template with the
+table switched off, records each transition and initial side that
+``cancel`` actually computed (and, for a transition whose result is not representable, the term
+an incorrect program's diagnostic names), checks that every printed result rebuilds to the
+identical SymPy object, and writes the table for the running SymPy version. Rerun after a SymPy upgrade.
 
     python ops/build_mathir_table.py [--rows-per-level 12]
 """
@@ -24,7 +26,7 @@ sys.path.insert(0, str(ROOT / "src"))
 import sympy  # noqa: E402
 from sympy import srepr  # noqa: E402
 
-from modebench.domains.mathir import algebra, table  # noqa: E402
+from modebench.domains.mathir import algebra, check, table  # noqa: E402
 from modebench.domains.mathir.generate import FAMILIES, generate  # noqa: E402
 
 
@@ -35,9 +37,16 @@ def main() -> int:
     table.lookup_transition = lambda side, op, arg: table.MISS  # type: ignore[assignment]
     table.lookup_side = lambda text: table.MISS  # type: ignore[assignment]
     transitions: dict[str, Any] = {}
+    terms: dict[str, str] = {}
     sides: dict[str, Any] = {}
     results: list[Any] = []
+    table.lookup_term = lambda side, op, arg: None  # type: ignore[assignment]
+    # The search's last step skips, by a numeric probe, actions that cannot isolate x (a sound
+    # shortcut: the support is the same without it). A graded program's last step is any
+    # action, so the table takes those transitions too: the probe is switched off here.
+    check.probe_isolates = lambda lhs, rhs, op, arg: True  # type: ignore[assignment]
     compute_transition, compute_side = algebra.compute_transition, algebra.compute_side
+    compute_term = algebra.unrepresentable_term.__wrapped__
 
     def record_transition(side: Any, op: str, arg: Any) -> Any:
         found = compute_transition(side, op, arg)
@@ -46,6 +55,8 @@ def main() -> int:
         except algebra.Unsupported:
             return found
         transitions[key] = None if found is None else found[1]
+        if found is None:  # the term an incorrect program's diagnostic names (``unrepresentable_term``)
+            terms[key] = compute_term(side, op, arg)
         results.append(found)
         return found
 
@@ -79,6 +90,7 @@ def main() -> int:
         "families": dict(sorted(families.items())),
         "sides": dict(sorted(sides.items())),
         "transitions": dict(sorted(transitions.items())),
+        "unsupported_terms": dict(sorted(terms.items())),
     }
     table.PATH.write_text(json.dumps(payload, indent=0, sort_keys=False) + "\n", encoding="utf-8")
     print(

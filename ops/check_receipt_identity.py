@@ -1,8 +1,9 @@
 """Receipts, journals and ``records_sha256`` of this tree against another source tree ("before").
 
 A speed change must not move a byte: this runs ``evaluate_file`` from both source trees on the
-same inputs (the walkthrough, and the benchmark's mixed input at the given sizes, with the run
-given as an option, declared inline on every record, and absent) with each worker count, then
+same inputs (the walkthrough; the benchmark's mixed and rl inputs at the given sizes, and its
+all-distinct input up to 1,000 prompts; the mixed input also with the run declared inline on
+every record, and absent) with each worker count, then
 compares the journals byte for byte and the receipts with only the fields that name the time,
 the path or the software (its source digest, hence the checkpoint identity digest) left out.
 
@@ -69,6 +70,13 @@ def _inputs(scratch: Path, sizes: list[int]) -> list[tuple[str, Path, Any]]:
         mixed = scratch / f"mixed-{size}.jsonl"
         bench.write_input(mixed, size, 8, "mixed", pool)
         found.append((f"mixed-{size}", mixed, bench.RUN))
+        rl = scratch / f"rl-{size}.jsonl"  # wrong MathIR programs: the table's terms and last steps
+        bench.write_rl(rl, size, 8)
+        found.append((f"rl-{size}", rl, bench.RUN))
+        if size <= 1000:  # every reference/response pair distinct: each reference validated afresh
+            distinct = scratch / f"all-distinct-{size}.jsonl"
+            bench.write_all_distinct(distinct, size, 8)
+            found.append((f"all-distinct-{size}", distinct, bench.RUN))
         if size <= 1000:  # the in-process paths: an inline run on every record, and no run at all
             inline = scratch / f"inline-{size}.jsonl"
             with open(mixed, encoding="utf-8") as lines, open(inline, "w", encoding="utf-8") as out:

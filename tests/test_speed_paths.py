@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
+
+import pytest
 
 from modebench.domains._pipeline import encode_answer
 from modebench.worker_process import BoundedWorker
@@ -56,3 +59,34 @@ def test_prepared_text_is_the_canonical_encoding() -> None:
     ]
     for prepared in cases:
         assert prepared_text(prepared, canonical(raw)) == canonical(prepared)
+
+
+@pytest.mark.parametrize("domain", ["countdown", "pantry_plan", "mathir"])
+def test_a_reference_checked_as_a_string_is_not_checked_again_as_its_object(
+    domain: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Preflight checks ``answer`` as written (here a compact JSON string); grading sends the
+    decoded object, whose encoding differs. That check is answered from the cache, and grading
+    against it gives what a fresh check gives."""
+    from modebench.domains import _pipeline, plugin
+
+    found = plugin(domain)
+    answer = sample_row(domain)["answer"]
+    text = json.dumps(answer, separators=(",", ":"))
+    encoded = json.dumps(answer)
+    assert json.dumps(text) != encoded
+    fresh = _pipeline.ReferenceCache().get_encoded(1, found, encoded)
+    cache = _pipeline.ReferenceCache()
+    assert cache.get(1, found, text)[0] == answer
+
+    def no_check(*args: object) -> object:
+        raise AssertionError("the reference was validated again")
+
+    monkeypatch.setattr(_pipeline, "_validate", no_check)
+    cached = cache.get_encoded(1, found, encoded)
+    assert cached[0] == fresh[0] == answer
+    witness = found.witnesses(1, answer)[0]  # type: ignore[misc]
+    for text_graded in (witness, "\\boxed{0}", ""):
+        assert _pipeline.grade_text(1, found, cached[1], text_graded) == _pipeline.grade_text(
+            1, found, fresh[1], text_graded
+        )

@@ -247,3 +247,31 @@ def test_worker_deadline_follows_the_domain(domain: str, low: float, high: float
         elapsed = time.monotonic() - started
     assert reply["status"] == "timeout" and reply["detail"] == "worker execution deadline exceeded"
     assert low <= elapsed <= high, elapsed
+
+
+def test_worker_command_puts_this_copy_of_the_package_first() -> None:
+    """A worker imports the very tree its parent runs (a benchmark's ``--src``, a checkout beside
+    an installed copy): the path its bootstrap inserts holds this ``modebench`` package."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import modebench
+    from modebench.isolation.process import worker_command
+
+    command = worker_command()
+    assert (Path(command[3]) / "modebench" / "__init__.py").resolve() == Path(modebench.__file__).resolve()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.path.insert(0, sys.argv[1]); import modebench; print(modebench.__file__)",
+            command[3],
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": "/usr/bin:/bin"},
+        cwd="/",
+    )
+    assert Path(done.stdout.strip()).resolve() == Path(modebench.__file__).resolve()

@@ -138,7 +138,30 @@ class ReferenceCache:
             answer = json.loads(encoded)
         hit = _validate(level, found, answer, encoded)
         self._entries.put(key, hit, OVERHEAD + EXPANSION * len(encoded))
+        if isinstance(answer, str):
+            self._alias(level, found, hit)
         return hit
+
+    def _alias(self, level: int, found: DomainPlugin, hit: tuple[dict[str, Any], Any]) -> None:
+        """Keep a reference given as a JSON string under its object's encoding too.
+
+        Preflight checks the record's ``answer`` as written (often a string holding the JSON);
+        grading sends the decoded object. ``_validate`` of that object's encoding ``e`` repeats
+        exactly what the string's check did: ``json.loads(e)`` is a dict equal to the decoded one
+        (same keys in the same order, same values and types: JSON text decoded, encoded and
+        decoded again round-trips exactly), the verifier check reads the same field, and the
+        domain validates an equal dict. Only the byte limit is measured on ``e`` itself, so a
+        larger ``e`` is left to its own check (which then reports it).
+        """
+        try:
+            encoded = json.dumps(hit[0])
+        except (TypeError, ValueError, RecursionError):  # pragma: no cover - decoded JSON encodes
+            return
+        if len(encoded.encode("utf-8")) > MAX_REFERENCE_BYTES:
+            return
+        key = (level, found.name, encoded)
+        if self._entries.get(key) is None:
+            self._entries.put(key, hit, OVERHEAD + EXPANSION * len(encoded))
 
 
 def _validate(level: int, found: DomainPlugin, answer: Any, encoded: str) -> tuple[dict[str, Any], Any]:

@@ -40,7 +40,7 @@ START_SECONDS = 60.0
 START_ATTEMPTS = 3
 #: How often a thread waiting on its worker looks at the cancel flag.
 CANCEL_POLL_SECONDS = 0.05
-_PACKAGE_PARENT = str(Path(__file__).resolve().parents[1])
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 _BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "import runpy; runpy.run_module(sys.argv[2], run_name='__main__', alter_sys=True)"

@@ -129,3 +129,30 @@ def test_table_is_used_and_ignored_under_another_sympy(monkeypatch: pytest.Monke
     finally:
         table._load.cache_clear()
         algebra.apply.cache_clear()
+
+
+def test_tabled_unsupported_terms_are_what_cancel_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every transition the table holds as not representable has its term, and a sample of them
+    is exactly what ``unrepresentable_term`` computes with ``cancel``; a tabled term is used."""
+    from modebench.domains.mathir import algebra, table
+
+    loaded = table._load()
+    unrepresentable = sorted(key for key, printed in loaded.transitions.items() if printed is None)
+    assert unrepresentable and set(loaded.terms) == set(unrepresentable)
+    compute = algebra.unrepresentable_term.__wrapped__
+    for key in random.Random(11).sample(unrepresentable, 40):
+        side, op, arg = key.split("|")
+        expected = loaded.terms[key]
+        loaded.terms.pop(key)  # the cancel path, as for a transition outside the table
+        try:
+            fresh = compute(table.rebuild(side), op, table.rebuild(arg))
+        finally:
+            loaded.terms[key] = expected
+        assert fresh == expected, key
+
+    def no_cancel(expr: object) -> object:
+        raise AssertionError("cancel called for a tabled term")
+
+    monkeypatch.setattr(algebra, "cancel", no_cancel)
+    side, op, arg = unrepresentable[0].split("|")
+    assert compute(table.rebuild(side), op, table.rebuild(arg)) == loaded.terms[unrepresentable[0]]

@@ -136,11 +136,21 @@ def compute_transition(side: Expr, op: str, arg: Expr) -> tuple[Expr, str] | Non
     return normalise(_combine(side, op, arg))
 
 
+@lru_cache(maxsize=4096)
 def unrepresentable_term(side: Expr, op: str, arg: Expr) -> str:
     """For a step ``apply`` rejects: the first term (in printing order) outside the tree kinds.
 
     The reference names that term in its diagnostic; the printer meets terms in the same order.
+    A pure function of its (immutable) arguments, memoised like :func:`apply`; for a step the
+    table holds as not representable, the table also holds this term (computed by this very
+    code when the table was built: a printed side determines the side), so no ``cancel`` is paid.
     """
+    try:
+        known = table.lookup_term(show(side), op, show(arg))
+    except Unsupported:
+        known = None
+    if known is not None:
+        return known
     try:
         show(cancel(_combine(side, op, arg)))
     except Unsupported as exc:

@@ -32,6 +32,9 @@ class _Table:
     def __init__(self) -> None:
         self.sides: dict[str, str | None] = {}
         self.transitions: dict[str, str | None] = {}
+        #: For each transition whose result is not representable (None above): the first term
+        #: outside the tree kinds, as ``algebra.unrepresentable_term`` computes it.
+        self.terms: dict[str, str] = {}
 
 
 @lru_cache(maxsize=1)
@@ -45,6 +48,8 @@ def _load() -> _Table:
         return table  # built under another SymPy: its cancel might print differently
     table.sides = raw["sides"]
     table.transitions = raw["transitions"]
+    terms = raw.get("unsupported_terms")
+    table.terms = terms if isinstance(terms, dict) else {}
     return table
 
 
@@ -59,6 +64,11 @@ def side_key(tree_text: str) -> str:
 def lookup_transition(side: str, op: str, arg: str) -> Any:
     """The printed result (None: not representable) or MISS."""
     return _load().transitions.get(transition_key(side, op, arg), MISS)
+
+
+def lookup_term(side: str, op: str, arg: str) -> str | None:
+    """The unrepresentable term of a transition the table holds as not representable, or None."""
+    return _load().terms.get(transition_key(side, op, arg))
 
 
 def lookup_side(tree_text: str) -> Any:
@@ -124,4 +134,13 @@ def rebuild(printed: str) -> Expr:
     return expr
 
 
-__all__ = ["MISS", "PATH", "SCHEMA", "lookup_side", "lookup_transition", "rebuild", "tree_text"]
+__all__ = [
+    "MISS",
+    "PATH",
+    "SCHEMA",
+    "lookup_side",
+    "lookup_term",
+    "lookup_transition",
+    "rebuild",
+    "tree_text",
+]
