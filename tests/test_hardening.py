@@ -27,6 +27,7 @@ from modebench.diagnostics import PARENT_DEADLINE_SECONDS
 from modebench.streaming import evaluate_file
 from modebench.validation import InputError
 from modebench.verifier_worker import FAULT_ENV, FAULT_TEXT
+from tests.signals import default_sigint
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 ANSWER = {"verifier": "countdown", "numbers": [1, 2, 3], "target": 6}
@@ -109,6 +110,7 @@ def test_interrupt_stops_slow_grading_within_a_second(tmp_path: Path, sig: int, 
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,  # even when the suite itself runs with SIGINT ignored
     )
     assert process.stderr is not None
     try:

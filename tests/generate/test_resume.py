@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.generate.test_generate import _tasks
+from tests.signals import default_sigint
 
 DRAWS = 40 * 4
 
@@ -76,7 +77,12 @@ def test_ctrl_c_keeps_finished_draws_and_says_how_to_resume(endpoint: Any, tmp_p
     gate = tmp_path / "gate"
     server = endpoint(delay=0.01, hold={"after": 12, "gate": str(gate)})
     tasks = _tasks(tmp_path / "tasks.jsonl", 40)
-    process = subprocess.Popen(_command(tmp_path, tasks, server.base_url), stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        _command(tmp_path, tasks, server.base_url),
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,  # even when the suite itself runs with SIGINT ignored
+    )
     deadline = time.monotonic() + 300
     while _recorded(tmp_path / "out.ledger.sqlite") < 10:  # the ledger commits while requests wait
         assert process.poll() is None, "generation stopped before it was interrupted"
