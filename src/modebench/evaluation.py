@@ -192,7 +192,8 @@ _DEFAULT_HOOKS: dict[str, Any] = {
 
 
 def replaced_hooks() -> frozenset[str]:
-    """The call-time hooks (◆ in ``api.md`` §4) a caller has replaced on this module."""
+    """The call-time hooks a caller has replaced on this module (the names 0.4.0 looks up at
+    call time; ``docs/compatibility.md``)."""
     module = globals()
     return frozenset(name for name, default in _DEFAULT_HOOKS.items() if module[name] is not default)
 
