@@ -8,13 +8,14 @@ actions) are implemented in those modules over this implementation's own grammar
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from modebench.diagnostics import result
 from modebench.domains import plugin
 from modebench.domains._pipeline import REFERENCES, ReferenceProblem, grade_text, resolve
+from modebench.domains._protocol import InvalidReference
 from modebench.validation import InputError
 
 COMPATIBILITY_DOC = "docs/compatibility.md"
@@ -33,6 +34,17 @@ def reference_validator(domain: str) -> Callable[[Any, Any], None]:
             ) from None
 
     return validate_reference
+
+
+def parsed_reference(domain: str, spec: Any, error: type[Exception], level: int = 2) -> Any:
+    """The plug-in's parsed reference for one of 0.4.0's helper functions, or ``error(detail)``
+    with 0.4.0's message; a spec that is not a mapping fails as 0.4.0's ``spec.get`` did."""
+    if not isinstance(spec, Mapping):
+        raise AttributeError(f"'{type(spec).__name__}' object has no attribute 'get'")
+    try:
+        return plugin(domain).validate_reference(level, dict(spec))
+    except InvalidReference as exc:
+        raise error(exc.detail) from None
 
 
 def candidate_grader(domain: str, level: int = 2) -> Callable[[Any, Any, Any], dict[str, Any]]:
@@ -64,6 +76,7 @@ __all__ = [
     "COMPATIBILITY_DOC",
     "bare_candidate",
     "candidate_grader",
+    "parsed_reference",
     "reference_validator",
 ]
 

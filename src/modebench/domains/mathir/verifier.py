@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from modebench.compat.domain_modules import bare_candidate, reference_validator
+from modebench.compat.domain_modules import bare_candidate, parsed_reference, reference_validator
 
 #: Any level but 1 reads a reference without level-specific bounds (0.4.0's helpers had no level).
 _LEVEL = 2
@@ -62,15 +62,7 @@ class MathIRValidation:
 
 def _reference(spec: Mapping[str, Any]) -> Any:
     """The parsed reference (our own validation; its messages are 0.4.0's), or MathIRError."""
-    from modebench.domains import plugin
-    from modebench.domains._protocol import InvalidReference
-
-    if not isinstance(spec, Mapping):
-        raise AttributeError(f"'{type(spec).__name__}' object has no attribute 'get'")
-    try:
-        return plugin("mathir").validate_reference(_LEVEL, dict(spec))
-    except InvalidReference as exc:
-        raise MathIRError(exc.detail) from None
+    return parsed_reference("mathir", spec, MathIRError, _LEVEL)
 
 
 def _raw_expr(tree: Any) -> Expr:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from modebench.compat.domain_modules import bare_candidate, reference_validator
+from modebench.compat.domain_modules import bare_candidate, parsed_reference, reference_validator
 from modebench.domains._protocol import Malformed
 from modebench.domains.pantry_plan.parse import parse_allocation
 
@@ -65,15 +65,7 @@ def parse_pantry_plan_candidate(candidate: str) -> tuple[tuple[str, int], ...]:
 
 def _reference(spec: Mapping[str, Any]) -> Any:
     """The parsed reference (our own validation; its messages are 0.4.0's), or PantryPlanError."""
-    from modebench.domains import plugin
-    from modebench.domains._protocol import InvalidReference
-
-    if not isinstance(spec, Mapping):
-        raise AttributeError(f"'{type(spec).__name__}' object has no attribute 'get'")
-    try:
-        return plugin("pantry_plan").validate_reference(_LEVEL, dict(spec))
-    except InvalidReference as exc:
-        raise PantryPlanError(exc.detail) from None
+    return parsed_reference("pantry_plan", spec, PantryPlanError, _LEVEL)
 
 
 def _attributes(spec: Mapping[str, Any]) -> dict[str, dict[str, Decimal]]:
