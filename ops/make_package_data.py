@@ -1,4 +1,4 @@
-"""Write the package-root data files of 0.4.0 (``frozen_splits.json``, ``dataset_cards.json``,
+"""Write the generated package-root data files of 0.4.0 (``dataset_cards.json``,
 ``data-sources.json``) from this project's own data; see ``modebench.compat.package_data``.
 
 Usage (from the repository root): ``python ops/make_package_data.py``; then ``make inventory``.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ def test_packaged_registry_renders_the_published_bytes() -> None:
     assert hashlib.sha256(raw).hexdigest() == registries.PACKAGED_SHA256
     assert registries.packaged().sha256 == registries.PACKAGED_SHA256
     # stored compactly: the repository never holds a byte copy of the reference file
-    stored = Path(registries.__file__).with_name(registries.PACKAGED_NAME).read_bytes()
+    stored = resources.files("modebench").joinpath(registries.PACKAGED_NAME).read_bytes()
     assert stored != raw and json.loads(stored) == json.loads(raw)
 
 

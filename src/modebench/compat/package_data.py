@@ -1,10 +1,13 @@
-"""The data files 0.4.0 shipped at the package root, derived from this project's own data.
+"""The data files 0.4.0 shipped at the package root, from this project's own data.
 
-``frozen_splits.json`` is the packaged 0.4.0 registry and ``dataset_cards.json`` its cards, both
-byte-identical to 0.4.0's; ``data-sources.json`` states this project's data sources in 0.4.0's
-layout (the Pantry source from ``domains/pantry_plan/ingredients.json``, the licences from
-``DATA_LICENSE``). ``ops/make_package_data.py`` writes them and a test holds them equal to what
-these functions produce, so the copies cannot drift from their sources.
+``frozen_splits.json`` is the stored form of the packaged 0.4.0 registry
+(``modebench.registries.packaged`` reads it) and ``dataset_cards.json`` its cards: both hold
+0.4.0's JSON values in compact form, never the published bytes, which
+``dataset_cache.registry_bytes()`` and ``cards.cards_bytes()`` render exactly.
+``data-sources.json`` states this project's data sources in 0.4.0's layout (the Pantry source
+from ``domains/pantry_plan/ingredients.json``, the licences from ``DATA_LICENSE``).
+``ops/make_package_data.py`` writes the generated ones and a test holds them equal to what these
+functions produce, so the copies cannot drift from their sources.
 """
 
 from __future__ import annotations
@@ -13,20 +16,15 @@ import json
 from importlib import resources
 from typing import Any
 
-#: Package-root file name → the function that produces its bytes.
-GENERATED = ("frozen_splits.json", "dataset_cards.json", "data-sources.json")
-
-
-def frozen_splits_bytes() -> bytes:
-    from modebench.dataset_cache import registry_bytes
-
-    return registry_bytes()
+#: Package-root files written by ``ops/make_package_data.py`` (see :func:`generated_bytes`).
+GENERATED = ("dataset_cards.json", "data-sources.json")
 
 
 def dataset_cards_bytes() -> bytes:
-    from modebench.cards import cards_bytes
+    """The cards document as compact JSON: 0.4.0's value, not its published bytes."""
+    from modebench.cards import cards
 
-    return cards_bytes()
+    return json.dumps(cards(), separators=(",", ":")).encode("ascii")
 
 
 def data_sources() -> dict[str, Any]:
@@ -66,7 +64,6 @@ def data_sources_bytes() -> bytes:
 def generated_bytes(name: str) -> bytes:
     """The bytes a generated package-root file must hold."""
     producers = {
-        "frozen_splits.json": frozen_splits_bytes,
         "dataset_cards.json": dataset_cards_bytes,
         "data-sources.json": data_sources_bytes,
     }

@@ -41,7 +41,9 @@ __all__ = [
 SCHEMA = "modebench-portable-data-v1"
 DATA_REVISION = "94c45d1f66d3eb181fac2225dc04d62e08568b8e"
 DATA_ORIGIN = f"https://raw.githubusercontent.com/liv-daliberti/modeBench/{DATA_REVISION}/"
-PACKAGED_NAME = "modebench-0.4.0.json"
+#: The 0.4.0 registry's one stored form, at 0.4.0's package-data path: compact JSON (the same value
+#: as the published file, never its bytes); :func:`packaged` renders the published bytes.
+PACKAGED_NAME = "frozen_splits.json"
 #: SHA-256 of the rendered packaged registry (the published 0.4.0 file); tests pin it.
 PACKAGED_SHA256 = "b25710ac5514f4d6f3fe566d830ccaedf60c42fb22345c04e852f735e6b71405"
 
@@ -166,6 +168,6 @@ def parse(raw: bytes, source: str, base: str, local_root: Path | None = None) ->
 @cache
 def packaged() -> Registry:
     """The ModeBench 0.4.0 registry, rendered to its exact published bytes."""
-    compact = resources.files(__name__).joinpath(PACKAGED_NAME).read_bytes()
+    compact = resources.files("modebench").joinpath(PACKAGED_NAME).read_bytes()
     raw = (json.dumps(json.loads(compact), indent=2, sort_keys=True) + "\n").encode("ascii")
     return parse(raw, "packaged", DATA_ORIGIN)
