@@ -25,23 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 
-def _sample(peaks: dict[int, int]) -> None:
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        try:
-            children = (task / "children").read_text().split()
-        except OSError:
-            continue
-        for pid in children:
-            try:
-                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                    if line.startswith("VmHWM:"):
-                        peaks[int(pid)] = max(peaks.get(int(pid), 0), int(line.split()[1]) * 1024)
-            except OSError:
-                continue
-
-
 def run(prompts: int, workers: list[int]) -> dict[str, Any]:
-    from cache_fill import write_cache_filling_input
+    from cache_fill import children_peak_kib, write_cache_filling_input
     from modebench.streaming import evaluate_file
 
     runs = []
@@ -51,7 +36,7 @@ def run(prompts: int, workers: list[int]) -> dict[str, Any]:
             peaks: dict[int, int] = {}
             output = Path(tmp) / f"w{count}.json"
             started = time.monotonic()
-            evaluate_file(source, output, workers=count, progress=lambda event, p=peaks: _sample(p))
+            evaluate_file(source, output, workers=count, progress=lambda event, p=peaks: children_peak_kib(p))
             payload = json.loads(output.read_text())
             journal = output.parent / payload["prompt_results"]["path"]
             runs.append(
@@ -61,7 +46,7 @@ def run(prompts: int, workers: list[int]) -> dict[str, Any]:
                     "status_counts": payload["evaluation"]["status_counts"],
                     "journal_sha256": hashlib.sha256(journal.read_bytes()).hexdigest(),
                     "seconds": round(time.monotonic() - started, 1),
-                    "worker_peak_rss_bytes": sorted(peaks.values(), reverse=True),
+                    "worker_peak_rss_bytes": sorted((kib * 1024 for kib in peaks.values()), reverse=True),
                 }
             )
         input_bytes = source.stat().st_size

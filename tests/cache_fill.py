@@ -9,10 +9,11 @@ and ``ops/cache_memory.py`` (peak worker memory).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cache_filling_records", "write_cache_filling_input"]
+__all__ = ["cache_filling_records", "children_peak_kib", "write_cache_filling_input"]
 
 
 def _answer(seed: int, n: int = 2000) -> dict[str, Any]:
@@ -56,3 +57,23 @@ def write_cache_filling_input(path: Path, prompts: int, responses: int = 4) -> P
         for record in cache_filling_records(prompts, responses):
             handle.write(json.dumps(record, separators=(",", ":")) + "\n")
     return path
+
+
+def children_peak_kib(peaks: dict[int, int]) -> None:
+    """Record the peak resident memory (VmHWM, KiB) of every live child of this process by pid.
+
+    VmHWM is each child's own peak: ``ru_maxrss`` of the children would count a large forking
+    parent (a test runner's worker) too."""
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for pid in children:
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith("VmHWM:"):
+                    peaks[int(pid)] = max(peaks.get(int(pid), 0), int(line.split()[1]))

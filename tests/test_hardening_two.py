@@ -50,23 +50,6 @@ def _cli(*args: str, timeout: float = 180, **env: str) -> subprocess.CompletedPr
     )
 
 
-def _children_peak_kib(peaks: dict[int, int]) -> None:
-    """Record the peak resident memory (VmHWM) of every live child of this process by pid."""
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        try:
-            children = (task / "children").read_text().split()
-        except OSError:
-            continue
-        for pid in children:
-            try:
-                status = Path(f"/proc/{pid}/status").read_text()
-            except OSError:
-                continue
-            for line in status.splitlines():
-                if line.startswith("VmHWM:"):
-                    peaks[int(pid)] = max(peaks.get(int(pid), 0), int(line.split()[1]))
-
-
 # -- item 1: the worker count never changes a result ------------------------------------------------
 def test_worker_count_never_changes_a_journal_on_cache_filling_input(tmp_path: Path) -> None:
     """Property: one input built to fill the worker caches (700 prompts with ~56 KB graph
@@ -74,7 +57,7 @@ def test_worker_count_never_changes_a_journal_on_cache_filling_input(tmp_path: P
     every innocent response graded (no ``resource_limit``); peak worker memory is recorded.
     (Three workers on two cores add minutes and no new case: ``ops/cache_memory.py`` measures
     them.)"""
-    from cache_fill import write_cache_filling_input
+    from cache_fill import children_peak_kib, write_cache_filling_input
     from modebench.streaming import evaluate_file
 
     source = write_cache_filling_input(tmp_path / "big.jsonl", prompts=700)
@@ -83,7 +66,7 @@ def test_worker_count_never_changes_a_journal_on_cache_filling_input(tmp_path: P
         peaks: dict[int, int] = {}
         output = tmp_path / f"w{workers}.json"
         evaluate_file(
-            source, output, workers=workers, progress=lambda event, peaks=peaks: _children_peak_kib(peaks)
+            source, output, workers=workers, progress=lambda event, peaks=peaks: children_peak_kib(peaks)
         )
         payload = json.loads(output.read_text())
         unscored = [
