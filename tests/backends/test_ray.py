@@ -51,43 +51,86 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     for _attempt in range(3):
         port = _free_port()
         temp = tmp_path_factory.mktemp("ray")
-        started = _ray_start(env, port, temp)
+        session, started = _ray_start(env, port, temp)
         if started.returncode == 0 or "timed out during startup" not in started.stderr + started.stdout:
             break
-        subprocess.run([str(RAY_CLI), "stop", "--force"], env=env, capture_output=True, timeout=120)
-    assert started.returncode == 0, started.stdout + started.stderr
-    address = f"127.0.0.1:{port}"
-    ray.init(address=address, log_to_driver=False)
+        _stop_cluster(session)
     try:
-        yield address
+        assert started.returncode == 0, started.stdout + started.stderr
+        address = f"127.0.0.1:{port}"
+        ray.init(address=address, log_to_driver=False)
+        try:
+            yield address
+        finally:
+            ray.shutdown()
     finally:
-        ray.shutdown()
-        subprocess.run([str(RAY_CLI), "stop", "--force"], env=env, capture_output=True, timeout=120)
+        _stop_cluster(session)
 
 
-def _ray_start(env: dict[str, str], port: int, temp: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            str(RAY_CLI),
-            "start",
-            "--head",
-            "--num-cpus",
-            "2",
-            "--node-ip-address",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--include-dashboard",
-            "false",
-            "--disable-usage-stats",
-            "--temp-dir",
-            str(temp),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
+def _ray_start(env: dict[str, str], port: int, temp: Path) -> tuple[int, subprocess.CompletedProcess[str]]:
+    """``ray start --head`` in a session of its own; the session's id and the command's outcome.
+
+    Every process of the cluster stays in that session (Ray gives its workers process groups of
+    their own, but not sessions), which is how ``_stop_cluster`` finds exactly this cluster.
+    """
+    command = [
+        str(RAY_CLI),
+        "start",
+        "--head",
+        "--num-cpus",
+        "2",
+        "--node-ip-address",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--include-dashboard",
+        "false",
+        "--disable-usage-stats",
+        "--temp-dir",
+        str(temp),
+    ]
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
+    try:
+        stdout, stderr = process.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        _stop_cluster(process.pid)
+        stdout, stderr = process.communicate()
+    return process.pid, subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def _session_members(session: int) -> list[int]:
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.getsid(int(entry)) == session:
+                    members.append(int(entry))
+            except OSError:
+                pass  # gone meanwhile
+    return members
+
+
+def _stop_cluster(session: int) -> None:
+    """Stop this module's cluster and nothing else: every process of its session, TERM then KILL.
+
+    Not ``ray stop --force``: it stops every Ray cluster on the machine by process name, so two
+    test runs at once (two checkouts' ``make check``) killed each other's clusters, and the
+    other run's pytest worker died with its driver ("GCS has been unavailable for more than 60
+    seconds").
+    """
+    for sig, grace in ((signal.SIGTERM, 5), (signal.SIGKILL, 30)):
+        for pid in _session_members(session):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + grace
+        while _session_members(session) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if not _session_members(session):
+            return
 
 
 def _journal(receipt: Path) -> bytes:
