@@ -379,6 +379,22 @@ def test_kill_after_publication_resumes_to_the_summary(tmp_path: Path) -> None:
     assert {p.name for p in (tmp_path / "o.json.work").iterdir()} == {"results.jsonl"}
 
 
+def test_kill_while_the_ledger_is_dropped_resumes_to_a_tidy_directory(tmp_path: Path) -> None:
+    """Found by the kill campaign: a SIGKILL inside ``drop_ledger`` after the database was removed
+    but before the lock was left ``lock`` beside the journal, and ``--resume`` kept it."""
+    source = _write(tmp_path / "in.jsonl", [_record(f"p{i}") for i in range(5)])
+    args = ["evaluate", str(source), "--output", str(tmp_path / "o.json"), "--progress-every", "0"]
+    first = _cli(*args)
+    assert first.returncode == 0, first.stderr
+    work = tmp_path / "o.json.work"
+    for name in ("lock", "ledger.sqlite3-wal"):  # what such a kill leaves
+        (work / name).write_bytes(b"")
+    resumed = _cli(*args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["status"] == "completed"
+    assert {p.name for p in work.iterdir()} == {"results.jsonl"}
+
+
 def test_ledger_is_compact(tmp_path: Path) -> None:
     long = "Let me think step by step. " * 40
     records = [_record(f"p{i}", [long + "1+2+3", long + "1*2*3", long + "x", long]) for i in range(300)]

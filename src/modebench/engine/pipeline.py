@@ -142,6 +142,10 @@ def _finished(spec: RunSpec, bound: dict[str, Any], frozen: bool) -> Summary | N
                 ledger.commit()
         if ours and not spec.keep_checkpoint:
             _ledger.drop_ledger(directory)
+    elif not spec.keep_checkpoint:
+        # A kill inside drop_ledger, after the database went but before the lock did, leaves
+        # the ledger's other files beside the journal: tidy them as the finished run would have.
+        _ledger.drop_ledger(directory)
     return _summary(
         output,
         len(receipt["cells"]),
