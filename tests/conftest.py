@@ -3,7 +3,8 @@
 - Property tests are judged on correctness, never on wall-clock speed (the hypothesis profile).
 - Tests that need the ModeBench 0.4.0 reference data carry the ``reference`` marker (or use the
   ``reference_dir`` fixture, or ``tests.reference_data.require_reference``): without the data they
-  skip with one reason, and the end of the run says how many did and where the data goes.
+  skip with one reason, and the end of the run says how many did and where the data goes; every
+  other skip (no browser, an extra not installed) is counted there by its reason too.
 - ``slow``: tests under :data:`SLOW` (and any test marked ``@pytest.mark.slow``) start servers,
   clusters, browsers or many subprocesses; ``make test-fast`` (``-m "not slow"``) leaves them out.
 - pytest-xdist (``make check`` runs ``-n auto --dist loadfile``): every test of a module goes to one
@@ -13,6 +14,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -79,19 +82,47 @@ def _reason(report: pytest.TestReport) -> str:
     # A skip's longrepr is (path, line, reason); under pytest-xdist it arrives as a list.
     longrepr = report.longrepr
     if isinstance(longrepr, (tuple, list)) and len(longrepr) == 3:
-        return str(longrepr[2])
-    return str(longrepr)
+        reason = str(longrepr[2])
+    else:
+        reason = str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def skip_summary(reports: Sequence[pytest.TestReport]) -> list[tuple[str, list[str]]]:
+    """The end-of-run sections that say what was skipped and why: (title, lines) pairs.
+
+    Reference-data skips get one section with where the data goes; every other skip reason (a
+    missing browser, an extra that is not installed) is counted in a second one, so a newcomer's
+    run never checks less than CI's without saying so.
+    """
+    reasons = [_reason(report) for report in reports]
+    sections: list[tuple[str, list[str]]] = []
+    missing = sum(MISSING in reason for reason in reasons)
+    if missing:
+        sections.append(
+            (
+                "ModeBench 0.4.0 reference data",
+                [
+                    f"{missing} tests were skipped: {MISSING} at {REFERENCE}.",
+                    "They check verdicts, keys, prompts and files against the published 0.4.0 release.",
+                    "To run them, put the 0.4.0 reference data (its source release: src/, tests/fixtures/, ...)",
+                    "in ../shared/reference/ beside this checkout, or point MODEBENCH_REFERENCE_DIR at it,",
+                    "then run `make check` again. CI always has it; never copy it into the repository.",
+                ],
+            )
+        )
+    others = Counter(reason for reason in reasons if MISSING not in reason)
+    if others:
+        lines = [f"{sum(others.values())} more tests were skipped, by reason:"]
+        lines += [f"{count:>5}  {reason}" for reason, count in sorted(others.items())]
+        lines.append("To run them, install what each reason names (.ci/run shows how CI does it).")
+        sections.append(("Other skipped tests", lines))
+    return sections
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    skipped = [r for r in terminalreporter.stats.get("skipped", []) if MISSING in _reason(r)]
-    if not skipped:
-        return
-    write = terminalreporter.write_line
-    terminalreporter.section("ModeBench 0.4.0 reference data", sep="-", yellow=True, bold=True)
-    write(f"{len(skipped)} tests were skipped: {MISSING} at {REFERENCE}.")
-    write("They check verdicts, keys, prompts and files against the published 0.4.0 release.")
-    write("To run them, put the 0.4.0 reference data (its source release: src/, tests/fixtures/, ...)")
-    write("in ../shared/reference/ beside this checkout, or point MODEBENCH_REFERENCE_DIR at it,")
-    write("then run `make check` again. CI always has it; never copy it into the repository.")
+    for title, lines in skip_summary(terminalreporter.stats.get("skipped", [])):
+        terminalreporter.section(title, sep="-", yellow=True, bold=True)
+        for line in lines:
+            terminalreporter.write_line(line)
