@@ -37,8 +37,16 @@ def _recorded(ledger: Path) -> int:
         return 0
 
 
+def _held_after_a_clean_run(endpoint: Any, tmp_path: Path) -> tuple[Any, Path]:
+    # The server answers a clean run and 40 requests of the next one, then holds every further
+    # request until the gate opens: the run to be killed cannot finish (nor send everything) before
+    # the signal, however fast or slow the machine is. One server, so both runs name the same URL.
+    gate = tmp_path / "gate"
+    return endpoint(delay=0.01, hold={"after": DRAWS + 40, "gate": str(gate)}), gate
+
+
 def test_sigkill_then_rerun_is_byte_identical(endpoint: Any, tmp_path: Path) -> None:
-    server = endpoint(delay=0.01)
+    server, gate = _held_after_a_clean_run(endpoint, tmp_path)
     tasks = _tasks(tmp_path / "tasks.jsonl", 40)
     clean, killed = tmp_path / "clean", tmp_path / "killed"
     clean.mkdir()
@@ -55,6 +63,7 @@ def test_sigkill_then_rerun_is_byte_identical(endpoint: Any, tmp_path: Path) -> 
         time.sleep(0.02)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
+    gate.touch()  # the requests held at the kill are answered; the rerun is served in full
     assert not (killed / "out.jsonl").exists()
     recorded = _recorded(killed / "out.ledger.sqlite")
     assert 30 <= recorded < DRAWS
@@ -121,7 +130,7 @@ def test_ledger_commits_groups_within_the_flush_interval(tmp_path: Path) -> None
 def test_sigkill_of_a_sharded_run_stops_its_shards_and_resumes(endpoint: Any, tmp_path: Path) -> None:
     # Shards are forked from a fork server, not from the killed process: they must notice its death
     # through multiprocessing's handle on it, stop sending, and leave a ledger that resumes.
-    server = endpoint(delay=0.01)
+    server, gate = _held_after_a_clean_run(endpoint, tmp_path)
     tasks = _tasks(tmp_path / "tasks.jsonl", 40)
     clean, killed = tmp_path / "clean", tmp_path / "killed"
     clean.mkdir()
@@ -137,6 +146,8 @@ def test_sigkill_of_a_sharded_run_stops_its_shards_and_resumes(endpoint: Any, tm
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     time.sleep(2)  # a shard checks on its parent every half second
+    gate.touch()  # a shard that missed its parent's death would now send the rest of its draws
+    time.sleep(2)
     sent = len(server.requests())
     time.sleep(1.5)
     assert len(server.requests()) == sent, "a shard kept sending after its parent was killed"
