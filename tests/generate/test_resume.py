@@ -37,12 +37,17 @@ def _recorded(ledger: Path) -> int:
         return 0
 
 
-def _held_after_a_clean_run(endpoint: Any, tmp_path: Path) -> tuple[Any, Path]:
-    # The server answers a clean run and 40 requests of the next one, then holds every further
-    # request until the gate opens: the run to be killed cannot finish (nor send everything) before
-    # the signal, however fast or slow the machine is. One server, so both runs name the same URL.
+def _held_after(replies: int, endpoint: Any, tmp_path: Path) -> tuple[Any, Path]:
+    # The server answers `replies` requests, then holds every further one until the test touches
+    # the gate: a run cannot finish (nor send everything) before the signal, however fast or slow
+    # the machine is.
     gate = tmp_path / "gate"
-    return endpoint(delay=0.01, hold={"after": DRAWS + 40, "gate": str(gate)}), gate
+    return endpoint(delay=0.01, hold={"after": replies, "gate": str(gate)}), gate
+
+
+def _held_after_a_clean_run(endpoint: Any, tmp_path: Path) -> tuple[Any, Path]:
+    # A clean run and 40 requests of the run to be killed; one server, so both name the same URL.
+    return _held_after(DRAWS + 40, endpoint, tmp_path)
 
 
 def test_sigkill_then_rerun_is_byte_identical(endpoint: Any, tmp_path: Path) -> None:
@@ -81,10 +86,7 @@ def test_sigkill_then_rerun_is_byte_identical(endpoint: Any, tmp_path: Path) -> 
 
 
 def test_ctrl_c_keeps_finished_draws_and_says_how_to_resume(endpoint: Any, tmp_path: Path) -> None:
-    # The server answers 12 requests, then holds every further one until the gate opens: the run
-    # cannot finish before the signal, however slow or fast the machine is.
-    gate = tmp_path / "gate"
-    server = endpoint(delay=0.01, hold={"after": 12, "gate": str(gate)})
+    server, gate = _held_after(12, endpoint, tmp_path)
     tasks = _tasks(tmp_path / "tasks.jsonl", 40)
     process = subprocess.Popen(
         _command(tmp_path, tasks, server.base_url),
