@@ -145,7 +145,7 @@ def test_bad_python_objects_never_crash() -> None:
 
 
 def test_no_orphan_worker_after_parent_sigkill(tmp_path: Path) -> None:
-    src = Path(__file__).resolve().parents[1] / "src"
+    src = Path(__file__).resolve().parents[2] / "src"
     script = textwrap.dedent(
         f"""
         import sys, time

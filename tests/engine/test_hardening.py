@@ -29,7 +29,7 @@ from modebench.validation import InputError
 from modebench.verifier_worker import FAULT_ENV, FAULT_TEXT
 from tests.signals import default_sigint
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 ANSWER = {"verifier": "countdown", "numbers": [1, 2, 3], "target": 6}
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from modebench.dataset_cache import bundled_release_root, load_registry
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data" / "bundled"
 
 

@@ -12,7 +12,7 @@ import pytest
 from modebench.contracts import DOMAINS
 from modebench.domains._pipeline import grade_in_process
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 _BLOCK = re.compile(r"^```(json reference|jsonl worked-examples)\n(.*?)^```", re.M | re.S)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 ANSWER = {"verifier": "countdown", "numbers": [2, 3, 4], "target": 9}
 
 

@@ -21,7 +21,6 @@ import modebench
 from modebench.validation import InputError
 
 SRC = Path(modebench.__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 ANSWER = {"verifier": "countdown", "numbers": [1, 2, 3], "target": 6}
 
 
@@ -57,9 +56,9 @@ def test_worker_count_never_changes_a_journal_on_cache_filling_input(
     """Property: one input built to fill the worker caches (700 prompts with ~56 KB graph
     references, many distinct responses) gives byte-identical journals with 1 and 2 workers,
     every innocent response graded (no ``resource_limit``); peak worker memory is recorded.
-    (Three workers on two cores add minutes and no new case: ``ops/cache_memory.py`` measures
+    (Three workers on two cores add minutes and no new case: ``ops/benchmarks/cache_memory.py`` measures
     them.)"""
-    from cache_fill import children_peak_kib, write_cache_filling_input
+    from tests.cache_fill import children_peak_kib, write_cache_filling_input
     from modebench.isolation import pool
     from modebench.streaming import evaluate_file
 
@@ -105,9 +104,9 @@ def test_worker_count_never_changes_a_journal_on_cache_filling_input(
 
 
 # -- item 2: plug-ins --------------------------------------------------------------------------------
-PLUGIN_ROOT = Path(__file__).resolve().parent / "domains"
+PLUGIN_ROOT = Path(__file__).resolve().parents[1] / "domains"
 QUEENS_SITE = PLUGIN_ROOT / "plugin_site"
-QUEENS_SRC = Path(__file__).resolve().parents[1] / "examples" / "domain-plugin" / "src"
+QUEENS_SRC = Path(__file__).resolve().parents[2] / "examples" / "domain-plugin" / "src"
 QUEENS = {"verifier": "queens", "n": 5, "fixed": [[1, 1]]}
 LONG_LITERAL = "\\boxed{1" + "0" * 5000 + "}"
 
@@ -471,7 +470,7 @@ def test_hostile_files_campaign_reduced(tmp_path: Path) -> None:
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
-        "hostile_files_campaign", Path(__file__).resolve().parents[1] / "ops" / "hostile_files_campaign.py"
+        "hostile_files_campaign", Path(__file__).resolve().parents[2] / "ops" / "campaigns" / "hostile_files_campaign.py"
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -9,7 +9,7 @@ import yaml
 
 import modebench
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_citation_cff_is_valid() -> None:

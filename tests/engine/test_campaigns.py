@@ -1,6 +1,6 @@
 """Reduced versions of the kill and malformed-input campaigns (``ops/``), run on every check.
 
-The full campaigns (``ops/kill_campaign.py``, ``ops/malformed_campaign.py``) record their
+The full campaigns (``ops/campaigns/kill_campaign.py``, ``ops/campaigns/malformed_campaign.py``) record their
 results in ``evidence/``; these runs are small and fast but exercise the same code paths.
 """
 
@@ -11,7 +11,7 @@ import signal
 from pathlib import Path
 from types import ModuleType
 
-OPS = Path(__file__).resolve().parents[1] / "ops"
+OPS = Path(__file__).resolve().parents[2] / "ops" / "campaigns"
 
 
 def _script(name: str) -> ModuleType:

@@ -104,7 +104,7 @@ def test_equal_on_a_large_generated_corpus() -> None:
 def _vector_responses() -> list[str]:
     texts = []
     for domain in ("python_factors", "mathir"):
-        path = Path(__file__).parent / "domains" / domain / "vectors.json"
+        path = Path(__file__).parent / domain / "vectors.json"
         for vector in json.loads(path.read_text(encoding="utf-8"))["vectors"]:
             if isinstance(vector.get("response"), str):
                 texts.append(vector["response"])

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "domain-plugin"
 QUEENS = "modebench_queens/queens"
 # Only what a build of the two distributions reads (the tests, caches and VCS data stay behind).

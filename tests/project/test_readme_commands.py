@@ -1,4 +1,4 @@
-"""Every shell command of the README runs as written (``ops/newcomer.py``, first-hour issue): a
+"""Every shell command of the README runs as written (``ops/checks/newcomer.py``, first-hour issue): a
 newcomer's fresh directory, isolated HOME and caches, no network, exit codes checked."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "ops" / "newcomer.py"
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "ops" / "checks" / "newcomer.py"
 
 
 def _newcomer() -> ModuleType:
