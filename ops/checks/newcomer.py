@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """A scripted newcomer: run every shell command the README shows and check its exit code.
 
-Every fenced ``sh``/``bash``/``shell`` block of README.md runs in its own fresh temporary directory,
+The pages run are README.md and every page under ``docs/`` that carries the page mark
+``<!-- newcomer: page … -->`` on a line of its own (the README is the front door and shows one
+example of each use; the rest of its former examples moved to such pages, which keep running).
+Every fenced ``sh``/``bash``/``shell`` block of those pages runs in its own fresh temporary directory,
 its commands in order (a ``\\`` continuation joins lines; ``#`` comments are the shell's), each
 checked for exit code 0 — or for ``N`` where the command's comment says ``exit N``. The environment
 is a newcomer's: the environment running this script (``.venv/bin/python ops/checks/newcomer.py``) first on PATH, HOME, XDG caches and
@@ -24,7 +27,8 @@ An HTML comment on the line before a block says what the block needs (``;``-sepa
 ``make check`` in the Quick start is always skipped by this script: it runs the test suite, which
 runs this script — it would recurse.
 
-Usage: ``python ops/checks/newcomer.py [--readme README.md] [--json]``; exit 0 when every command behaved.
+Usage: ``python ops/checks/newcomer.py [--readme PAGE.md] [--json]``; exit 0 when every command behaved.
+``--readme`` runs that one page instead of the README and the marked docs pages.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ TIMEOUT = 300.0
 _FENCE = re.compile(r"^```(\w*)\s*$")
 _DIRECTIVE = re.compile(r"^<!--\s*newcomer:(.*?)-->\s*$")
 _EXPECTED = re.compile(r"#.*\bexit (\d+)\b")
+_PAGE_MARK = re.compile(r"^<!--\s*newcomer:\s*page\b.*-->\s*$", re.M)
 RUN = {
     "model": {"id": "newcomer-model", "revision": "r1"},
     "generation": {"draws_per_prompt": 4, "temperature": 1.0},
@@ -97,9 +102,19 @@ def blocks(text: str) -> list[Block]:
                 name, _, spec = value.strip().partition(":")
                 block.fixtures[name] = spec.split(":")
             elif key:
-                raise ValueError(f"README line {start}: unknown newcomer directive {key!r}")
+                raise ValueError(f"line {start}: unknown newcomer directive {key!r}")
         found.append(block)
     return found
+
+
+def pages() -> list[Path]:
+    """The README, then every docs page with the page mark, in path order."""
+    marked = [
+        path
+        for path in sorted((ROOT / "docs").rglob("*.md"))
+        if _PAGE_MARK.search(path.read_text(encoding="utf-8"))
+    ]
+    return [ROOT / "README.md", *marked]
 
 
 def _commands(lines: list[str]) -> list[str]:
@@ -215,29 +230,31 @@ def run_block(block: Block, scratch: Path) -> list[dict[str, Any]]:
 
 
 def _result(block: Block, command: str, outcome: str, **extra: Any) -> dict[str, Any]:
-    return {"readme_line": block.line, "command": command, "outcome": outcome, **extra}
+    return {"line": block.line, "command": command, "outcome": outcome, **extra}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--readme", default=str(ROOT / "README.md"), help="README to run (default: the repo's)"
-    )
+    parser.add_argument("--readme", help="run this one page (default: the README and the marked docs pages)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="newcomer-") as scratch:
-        for block in blocks(Path(args.readme).read_text(encoding="utf-8")):
-            if block.skip is not None:
-                results.extend(_result(block, c, f"skipped: {block.skip}") for c in block.commands)
-            else:
-                results.extend(run_block(block, Path(scratch)))
+        for page in [Path(args.readme).resolve()] if args.readme else pages():
+            name = page.relative_to(ROOT).as_posix() if page.is_relative_to(ROOT) else page.name
+            for block in blocks(page.read_text(encoding="utf-8")):
+                if block.skip is not None:
+                    found = [_result(block, c, f"skipped: {block.skip}") for c in block.commands]
+                else:
+                    found = run_block(block, Path(scratch))
+                results.extend({"page": name, **result} for result in found)
     failed = [r for r in results if r["outcome"].startswith("FAILED")]
     if args.json:
         print(json.dumps(results, indent=2))
     else:
         for result in results:
-            print(f"README line {result['readme_line']:>4}  {result['outcome'][:60]:<8}  {result['command']}")
+            where = f"{result['page']}:{result['line']}"
+            print(f"{where:<22}  {result['outcome'][:60]:<8}  {result['command']}")
             if result["outcome"].startswith("FAILED"):
                 print("    " + result["output"].strip().replace("\n", "\n    "))
         ran = sum(r["outcome"] == "ok" for r in results)
