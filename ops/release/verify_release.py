@@ -71,7 +71,9 @@ def main() -> int:
         print(f"written: {INVENTORY.relative_to(ROOT)} ({len(current['files'])} files)")  # type: ignore[arg-type]
         return 0
     if not INVENTORY.is_file():
-        print("evidence/release-inventory.json is missing; run: python ops/release/verify_release.py --refresh")
+        print(
+            "evidence/release-inventory.json is missing; run: python ops/release/verify_release.py --refresh"
+        )
         return 1
     recorded = json.loads(INVENTORY.read_text(encoding="utf-8"))
     old = {entry["path"]: entry for entry in recorded["files"]}

@@ -304,7 +304,9 @@ def test_generated_package_files_match_their_sources() -> None:
     from modebench.compat.package_data import GENERATED, generated_bytes
 
     for name in GENERATED:
-        assert _packaged(name) == generated_bytes(name), f"{name} is stale: run ops/release/make_package_data.py"
+        assert _packaged(name) == generated_bytes(name), (
+            f"{name} is stale: run ops/release/make_package_data.py"
+        )
 
 
 def test_data_sources_has_the_0_4_0_meaning() -> None:

@@ -58,9 +58,9 @@ def test_worker_count_never_changes_a_journal_on_cache_filling_input(
     every innocent response graded (no ``resource_limit``); peak worker memory is recorded.
     (Three workers on two cores add minutes and no new case: ``ops/benchmarks/cache_memory.py`` measures
     them.)"""
-    from tests.cache_fill import children_peak_kib, write_cache_filling_input
     from modebench.isolation import pool
     from modebench.streaming import evaluate_file
+    from tests.cache_fill import children_peak_kib, write_cache_filling_input
 
     class Patient(pool.BoundedWorker):  # type: ignore[misc]
         """The parent's 5 s per-reply deadline is the contract's, and a timeout is a fair verdict
@@ -470,7 +470,8 @@ def test_hostile_files_campaign_reduced(tmp_path: Path) -> None:
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
-        "hostile_files_campaign", Path(__file__).resolve().parents[2] / "ops" / "campaigns" / "hostile_files_campaign.py"
+        "hostile_files_campaign",
+        Path(__file__).resolve().parents[2] / "ops" / "campaigns" / "hostile_files_campaign.py",
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
