@@ -51,10 +51,10 @@ quality: lint typecheck release-files
 
 ## release-files: the release inventory matches the tree (refresh with `make inventory`)
 release-files: $(STAMP)
-	$(BIN)/python ops/verify_release.py
+	$(BIN)/python ops/release/verify_release.py
 
 inventory: $(STAMP)
-	$(BIN)/python ops/verify_release.py --refresh
+	$(BIN)/python ops/release/verify_release.py --refresh
 
 # lint also types the example third-party domain package as strictly as modebench itself, and
 # holds the import contract (pyproject's [tool.importlinter]) with no circle (docs/architecture.md)
@@ -62,7 +62,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests ops examples
 	$(BIN)/ruff format --check src tests ops examples
 	$(BIN)/lint-imports
-	$(BIN)/python ops/import_cycles.py
+	$(BIN)/python ops/checks/import_cycles.py
 	MYPYPATH=examples/domain-plugin/src:src $(BIN)/mypy --strict -p modebench_queens
 
 typecheck: $(STAMP)
@@ -71,18 +71,18 @@ typecheck: $(STAMP)
 		echo "examples/typed_client_wrong.py type-checked but must fail"; exit 1; \
 	else echo "examples/typed_client_wrong.py is rejected by mypy, as it must be"; fi
 
-## bench: every benchmark, then provenance/performance.json, then the evidence the other ops scripts write
+## bench: every benchmark, then evidence/performance.json, then the evidence the other ops scripts write
 ## (conformance, generated-release and resource audits; minutes; not part of check)
 bench: $(STAMP)
-	$(BIN)/python ops/benchmark_grading.py
-	$(BIN)/python ops/benchmark_worker.py
-	$(BIN)/python ops/benchmark_evaluation.py --sizes 1000 10000 100000 --workers 1 2
-	$(BIN)/python ops/benchmark_startup.py
-	$(BIN)/python ops/benchmark_data_layer.py
-	$(BIN)/python ops/record_performance.py
-	$(BIN)/python ops/conformance_report.py
-	$(BIN)/python ops/verify_generated.py
-	$(BIN)/python ops/audit_resources.py
+	$(BIN)/python ops/benchmarks/benchmark_grading.py
+	$(BIN)/python ops/benchmarks/benchmark_worker.py
+	$(BIN)/python ops/benchmarks/benchmark_evaluation.py --sizes 1000 10000 100000 --workers 1 2
+	$(BIN)/python ops/benchmarks/benchmark_startup.py
+	$(BIN)/python ops/benchmarks/benchmark_data_layer.py
+	$(BIN)/python ops/benchmarks/record_performance.py
+	$(BIN)/python ops/fidelity/conformance_report.py
+	$(BIN)/python ops/release/verify_generated.py
+	$(BIN)/python ops/release/audit_resources.py
 
 ## dist: the sdist, then the wheel built from that sdist
 dist: $(STAMP)
@@ -91,8 +91,8 @@ dist: $(STAMP)
 
 ## check-install: install the wheel and the sdist in fresh venvs outside the checkout and exercise them
 check-install: dist
-	$(BIN)/python ops/check_install.py --artifact dist/modebench-*.whl --profile data
-	$(BIN)/python ops/check_install.py --artifact dist/modebench-*.tar.gz --profile core
+	$(BIN)/python ops/release/check_install.py --artifact dist/modebench-*.whl --profile data
+	$(BIN)/python ops/release/check_install.py --artifact dist/modebench-*.tar.gz --profile core
 
 clean:
 	rm -rf $(VENV) dist build $(DEMO) .pytest_cache .mypy_cache .ruff_cache

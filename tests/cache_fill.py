@@ -3,7 +3,7 @@
 Graph-colouring prompts with ~53 KB references (under the 64 KiB reference cap) and many
 distinct short responses: every reference is parsed into a large object, and every response is
 a new result-cache entry. Written by ``write_cache_filling_input``; shared by the property test
-and ``ops/cache_memory.py`` (peak worker memory).
+and ``ops/benchmarks/cache_memory.py`` (peak worker memory).
 """
 
 from __future__ import annotations

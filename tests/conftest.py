@@ -38,14 +38,14 @@ SLOW = (
     "hub/",
     "integrations/",
     "render/test_browser.py",
-    "test_docs_examples.py",
-    "test_domain_plugin_install.py",
-    "test_hardening.py",
-    "test_hardening_two.py",
-    "test_kill_resume.py",
-    "test_readme_commands.py",
-    "test_worker.py",
-    "test_worker_protocol.py",
+    "project/test_docs_examples.py",
+    "domains/test_domain_plugin_install.py",
+    "engine/test_hardening.py",
+    "engine/test_hardening_two.py",
+    "engine/test_kill_resume.py",
+    "project/test_readme_commands.py",
+    "isolation/test_worker.py",
+    "isolation/test_worker_protocol.py",
     # Exhaustive or live checks that take tens of seconds each: domain enumerations checked by
     # brute force, the real lm-eval CLI and large Inspect logs, the reduced kill/malformed
     # campaigns, parallel journal passes, the browser layout pages.
@@ -54,7 +54,7 @@ SLOW = (
     "ingest/test_inspect_streaming.py",
     "render/test_layout.py",
     "stats/test_parallel_pass.py",
-    "test_campaigns.py",
+    "engine/test_campaigns.py",
 )
 _TESTS = Path(__file__).resolve().parent
 

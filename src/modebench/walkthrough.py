@@ -1,7 +1,7 @@
 """The offline five-domain example: ``modebench walkthrough --directory DIR``.
 
 The bundle (``walkthrough.json``) was made by this project's own generators (see
-``ops/make_walkthrough.py``): five Level-1 tasks, four saved responses each — two correct answers
+``ops/release/make_walkthrough.py``): five Level-1 tasks, four saved responses each — two correct answers
 in different modes, one wrong, one malformed — so walkthrough → evaluate → report runs offline.
 """
 

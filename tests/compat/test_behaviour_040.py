@@ -80,7 +80,7 @@ def test_token_prefix_mask_needs_torch_and_says_so() -> None:
 
 
 def _surface_script() -> Any:
-    path = Path(__file__).resolve().parents[2] / "ops" / "surface_vs_040.py"
+    path = Path(__file__).resolve().parents[2] / "ops" / "fidelity" / "surface_vs_040.py"
     spec = importlib.util.spec_from_file_location("surface_vs_040", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

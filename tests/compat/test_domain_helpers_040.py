@@ -1,7 +1,7 @@
 """0.4.0's per-domain helpers over this implementation: MathIR commands, states, parsers and menu
 enumeration; Pantry totals, spec parser, support actions and masks.
 
-Expected values are ModeBench 0.4.0's answers to the same calls (``ops/surface_vs_040.py``
+Expected values are ModeBench 0.4.0's answers to the same calls (``ops/fidelity/surface_vs_040.py``
 replays these functions on the conformance and bundled references against 0.4.0 itself).
 """
 

@@ -300,11 +300,13 @@ def test_derivable_package_files_are_0_4_0_values_and_render_its_bytes(name: str
 
 
 def test_generated_package_files_match_their_sources() -> None:
-    """The copies at the package root are exactly what ``ops/make_package_data.py`` writes."""
+    """The copies at the package root are exactly what ``ops/release/make_package_data.py`` writes."""
     from modebench.compat.package_data import GENERATED, generated_bytes
 
     for name in GENERATED:
-        assert _packaged(name) == generated_bytes(name), f"{name} is stale: run ops/make_package_data.py"
+        assert _packaged(name) == generated_bytes(name), (
+            f"{name} is stale: run ops/release/make_package_data.py"
+        )
 
 
 def test_data_sources_has_the_0_4_0_meaning() -> None:

@@ -3,7 +3,7 @@
 ``plugin_site/`` holds the distribution metadata pip would write for ``examples/domain-plugin``
 (its entry point and version); with it and the example's sources on ``sys.path``, discovery goes
 through ``importlib.metadata`` exactly as for an installed plug-in. The full install into a fresh
-virtual environment is tested in ``tests/test_domain_plugin_install.py``.
+virtual environment is tested in ``tests/domains/test_domain_plugin_install.py``.
 """
 
 from __future__ import annotations

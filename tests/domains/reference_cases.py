@@ -1,5 +1,5 @@
 """The reference-error cases of ``reference_hints.json`` and the edits that build each case's
-reference, shared by ``test_reference_hints.py`` and ``ops/reference_errors_vs_040.py`` (which
+reference, shared by ``test_reference_hints.py`` and ``ops/fidelity/reference_errors_vs_040.py`` (which
 builds the references here and hands the finished ones to ModeBench 0.4.0)."""
 
 from __future__ import annotations

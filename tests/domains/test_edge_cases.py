@@ -1,6 +1,6 @@
 """Status fidelity at two limits of the reference's worker, replayed from recorded 0.4.0 verdicts.
 
-``edge_cases.json`` is written by ``ops/record_edge_cases.py`` from ModeBench 0.4.0 itself:
+``edge_cases.json`` is written by ``ops/fidelity/record_edge_cases.py`` from ModeBench 0.4.0 itself:
 
 * Countdown expressions at the depth where the reference's recursive evaluation (or its
   ``ast.parse``, or CPython's parser) gives up, one below and one above, for flat and nested

@@ -1,4 +1,4 @@
-"""A small OpenAI-compatible HTTP server of the tests' own (and of ``ops/benchmark_generate.py``).
+"""A small OpenAI-compatible HTTP server of the tests' own (and of ``ops/benchmarks/benchmark_generate.py``).
 
 Runs in its own process (``python -m tests.generate.openai_server CONFIG_JSON``), prints its port,
 and serves ``POST /v1/chat/completions`` and ``POST /v1/completions`` on 127.0.0.1 over HTTP/1.1

@@ -2,7 +2,7 @@
 
 Opens a file in a fresh profile, records console messages, uncaught exceptions, log errors and
 every network request, evaluates JavaScript in the loaded page and takes full-page screenshots.
-Used by the browser tests and by ``ops/screenshot_reports.py``.
+Used by the browser tests and by ``ops/checks/screenshot_reports.py``.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from modebench.validation import InputError
 
 RAY_EXTRA_MESSAGE = f"the ray back end requires the 'ray' extra: {install_hint('ray')}"
 #: Prompts per Ray task: a task round trip costs about a millisecond, so it is spread over
-#: hundreds of responses (measured by ops/benchmark_ray.py).
+#: hundreds of responses (measured by ops/benchmarks/benchmark_ray.py).
 RAY_CHUNK_PROMPTS = 64
 #: Tasks queued per actor, so an actor never idles on a round trip.
 TASKS_PER_ACTOR = 2

@@ -137,7 +137,7 @@ class Bar:
 def count_lines(path: str | os.PathLike[str]) -> int | None:
     """Nonblank lines of a file (about the records validation will read), ``None`` if unreadable.
 
-    A byte scan — about 1.5 CPU seconds per GiB (``ops/benchmark_progress.py``), a small fraction
+    A byte scan — about 1.5 CPU seconds per GiB (``ops/benchmarks/benchmark_progress.py``), a small fraction
     of validating that GiB — made only for the terminal bar: it gives validation a total and an ETA.
     """
     lines = 0

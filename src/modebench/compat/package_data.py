@@ -6,7 +6,7 @@
 ``dataset_cache.registry_bytes()`` and ``cards.cards_bytes()`` render exactly.
 ``data-sources.json`` states this project's data sources in 0.4.0's layout (the Pantry source
 from ``domains/pantry_plan/ingredients.json``, the licences from ``DATA_LICENSE``).
-``ops/make_package_data.py`` writes the generated ones and a test holds them equal to what these
+``ops/release/make_package_data.py`` writes the generated ones and a test holds them equal to what these
 functions produce, so the copies cannot drift from their sources.
 """
 
@@ -16,7 +16,7 @@ import json
 from importlib import resources
 from typing import Any
 
-#: Package-root files written by ``ops/make_package_data.py`` (see :func:`generated_bytes`).
+#: Package-root files written by ``ops/release/make_package_data.py`` (see :func:`generated_bytes`).
 GENERATED = ("dataset_cards.json", "data-sources.json")
 
 

@@ -3,7 +3,7 @@ per verified answer and, where the domain defines one, a literal-abstracted rout
 
 Neither appears in graded results; they exist for trainers that reward exploration
 (``docs/compatibility.md``). The rules are the spec's (``python_factors.md`` §12,
-``mathir.md`` §4.6, ``countdown.md``), checked against 0.4.0 by ``ops/surface_vs_040.py``.
+``mathir.md`` §4.6, ``countdown.md``), checked against 0.4.0 by ``ops/fidelity/surface_vs_040.py``.
 """
 
 from __future__ import annotations

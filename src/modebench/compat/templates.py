@@ -5,7 +5,7 @@ The registered templates (``qwen_boxed``, ``qwen_level2_countdown``, …) are bu
 domain plug-ins' own prompt templates, so the evaluation prompts and the training prompts cannot
 drift apart; the others (digit action codes, math, route, R1, identity) are defined here. The
 rendered text is behaviour callers compare byte for byte, checked against 0.4.0 by
-``ops/surface_vs_040.py``.
+``ops/fidelity/surface_vs_040.py``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The validators grade through the bounded worker; once a program verified, its 0.
 (:class:`Command` per step, the :class:`EquationState` after each step, the route signature) are
 derived here by the same ``cancel`` the grader applies, for this public call only. The parsers
 and the menu enumeration run in the calling process over this implementation's grammar and
-search (``docs/compatibility.md``); ``ops/surface_vs_040.py`` compares all of them with 0.4.0.
+search (``docs/compatibility.md``); ``ops/fidelity/surface_vs_040.py`` compares all of them with 0.4.0.
 """
 
 from __future__ import annotations

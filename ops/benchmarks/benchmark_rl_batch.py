@@ -1,0 +1,175 @@
+"""Grading latency of one GRPO batch on modebench.rl's persistent pool, next to the per-call loop.
+
+One batch is 256 prompts x 8 completions = 2,048 completions of mixed domains from the bundled
+release (levels 1-3, prompts taken round-robin over the configurations). Each prompt's 8
+completions are 5 certified witnesses (distinct modes where the task has them), a repeat of the
+first, a wrong answer and an empty completion, so the batch has the duplicates, failures and
+several modes per prompt of a real rollout group. Two mixes: ``non-mathir`` (countdown, graph
+coloring, pantry plan, python factors) and ``all`` (plus MathIR).
+
+* ``batch``: ``BatchGrader(workers).grade(batch)`` — the pool is started and warmed once, then
+  the same batch is graded ``--steps`` times (references are validated on first sight and
+  remembered, as across a training run); median and p95 latency, with 1 and 2 workers.
+* ``per-call``: the loop a user writes today, ``modebench.api.grade(task, text)`` for each
+  completion (one worker round trip each), timed once over the whole batch.
+* ``memory``: parent RSS while ``TRLReward`` with a ``RolloutRecorder`` and a ``ModeBank`` grades
+  the batch ``--memory-steps`` times, flushing metrics each step (no receipts).
+
+    python ops/benchmarks/benchmark_rl_batch.py [--steps 15] [--memory-steps 1000] [--output FILE]
+
+Figures depend on the machine and its load; say both when quoting them (``docs/rl.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "src"))
+
+from modebench.api import Task, grade  # noqa: E402
+from modebench.domains import plugin  # noqa: E402
+from modebench.rl import BatchGrader, Completion, ModeBank, RolloutRecorder, TRLReward, trainer_rows  # noqa: E402
+from modebench.verifier import close_worker  # noqa: E402
+
+NON_MATHIR = ("countdown", "graph_coloring", "pantry_plan", "python_factors")
+MIXES = {"non-mathir": NON_MATHIR, "all": (*NON_MATHIR, "mathir")}
+
+
+def batch(domains: tuple[str, ...], prompts: int = 256, group: int = 8) -> list[Completion]:
+    tables = [
+        trainer_rows(f"level{level}_{domain}", registry="bundled")
+        for level in (1, 2, 3)
+        for domain in domains
+    ]
+    rows = []
+    position = 0
+    while len(rows) < prompts:
+        table = tables[position % len(tables)]
+        index = position // len(tables)
+        if index >= len(table):
+            raise SystemExit("not enough bundled prompts for this batch size")
+        rows.append(table[index])
+        position += 1
+    out = []
+    for row in rows:
+        witnesses = plugin(row["domain"]).witnesses(row["level"], json.loads(row["answer"]))
+        texts = [witnesses[i % len(witnesses)] for i in range(5)] + [witnesses[0], "not a solution", ""]
+        out.extend(
+            Completion(row["level"], row["domain"], row["answer"], text, row["prompt_id"])
+            for text in texts[:group]
+        )
+    return out
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm", encoding="ascii") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def time_batches(completions: list[Completion], workers: int, steps: int) -> dict[str, Any]:
+    with BatchGrader(workers) as grader:
+        grader.prestart()
+        start = time.perf_counter()
+        graded = grader.grade(completions)  # cold: workers warm, references validated
+        cold = time.perf_counter() - start
+        latencies = []
+        for _ in range(steps):
+            start = time.perf_counter()
+            grader.grade(completions)
+            latencies.append(time.perf_counter() - start)
+    return {
+        "workers": workers,
+        "cold_seconds": round(cold, 4),
+        "median_ms": round(1000 * statistics.median(latencies), 1),
+        "p95_ms": round(1000 * percentile(latencies, 0.95), 1),
+        "distinct_pairs": len({(c.prompt_id, c.response) for c in completions}),
+        "verified": sum(result.verified for result in graded),
+    }
+
+
+def time_per_call(completions: list[Completion]) -> dict[str, Any]:
+    tasks = {}
+    for c in completions:
+        tasks.setdefault(c.prompt_id, Task(str(c.prompt_id), c.level, c.domain, "p", json.loads(c.answer)))
+    grade(tasks[completions[0].prompt_id], completions[0].response)  # the shared worker is started
+    start = time.perf_counter()
+    for c in completions:
+        grade(tasks[c.prompt_id], c.response)
+    seconds = time.perf_counter() - start
+    close_worker()
+    return {"seconds": round(seconds, 3)}
+
+
+def memory(completions: list[Completion], steps: int) -> dict[str, Any]:
+    grader = BatchGrader(1)
+    recorder = RolloutRecorder(bank=ModeBank(8))
+    reward = TRLReward(grader, recorder=recorder)
+    columns = {
+        "answer": [c.answer for c in completions],
+        "level": [c.level for c in completions],
+        "domain": [c.domain for c in completions],
+        "prompt_id": [c.prompt_id for c in completions],
+    }
+    texts = [c.response for c in completions]
+    samples = []
+    try:
+        for step in range(1, steps + 1):
+            reward(prompts=[None] * len(texts), completions=texts, **columns)
+            recorder.flush(step)
+            recorder.steps.clear()  # a trainer keeps only what it logs
+            if step in (1, 10) or step % max(1, steps // 10) == 0:
+                samples.append((step, rss_bytes()))
+    finally:
+        grader.close()
+    after_warmup = [rss for step, rss in samples if step >= 10]
+    return {
+        "steps": steps,
+        "rss_mib": {str(step): round(rss / 2**20, 1) for step, rss in samples},
+        "growth_after_step_10_mib": round((max(after_warmup) - min(after_warmup)) / 2**20, 1)
+        if after_warmup
+        else None,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=15)
+    parser.add_argument("--memory-steps", type=int, default=1000)
+    parser.add_argument("--output", type=Path)
+    args = parser.parse_args()
+    result: dict[str, Any] = {"completions": 2048, "prompts": 256, "group": 8, "cpus": os.cpu_count(),
+                              "loadavg": os.getloadavg(), "mixes": {}}  # fmt: skip
+    for name, domains in MIXES.items():
+        completions = batch(domains)
+        entry: dict[str, Any] = {
+            "batch": [time_batches(completions, workers, args.steps) for workers in (1, 2)]
+        }
+        entry["per_call"] = time_per_call(completions)
+        best = min(run["median_ms"] for run in entry["batch"]) / 1000
+        entry["speedup_vs_per_call"] = round(entry["per_call"]["seconds"] / best, 1)
+        result["mixes"][name] = entry
+        print(json.dumps({name: entry}), flush=True)
+    if args.memory_steps:
+        result["memory"] = memory(batch(NON_MATHIR), args.memory_steps)
+        print(json.dumps({"memory": result["memory"]}), flush=True)
+    result["loadavg_end"] = os.getloadavg()
+    if args.output is not None:
+        args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
