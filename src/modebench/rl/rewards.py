@@ -4,13 +4,14 @@
   ``reward_func(prompts=..., completions=..., completion_ids=..., **reward_kwargs)`` where
   ``reward_kwargs`` holds every dataset column repeated per completion plus ``trainer_state``
   (``trl/trainer/grpo_trainer.py``, ``GRPOTrainer._calculate_rewards``), and turns a ``None``
-  reward into NaN, which it leaves out of the advantage.
-* verl: :mod:`modebench.rl.verl` (``compute_score``, ``compute_score_batch``).
+  reward into NaN (what it does with NaN depends on the TRL version: docs/rl.md).
+* verl: :mod:`modebench.rl.verl`; OpenRLHF: :mod:`modebench.rl.openrlhf`.
 
 The reward of a completion is 1.0 when its verdict is ``correct`` and 0.0 when it is
 ``incorrect`` or ``malformed``; an unscorable completion raises :class:`UnscorableCompletion`
-(default) or, with ``unscorable="mask"``, gets ``None`` (TRL only: verl writes every score into a
-tensor, so there it always raises). Optional shaping: :mod:`modebench.rl.shaping`.
+(``unscorable="raise"``, TRLReward's default), gets ``None`` (``"mask"``) or 0.0
+(``"count-as-incorrect"``), its status kept either way (:mod:`modebench.rl.batch`). Optional
+shaping: :mod:`modebench.rl.shaping`.
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ __all__ = [
 ]
 
 
-def reward_of(graded: Graded) -> float | None:
-    """1.0 for a verified completion, 0.0 for a model failure, None for an unscorable one."""
+def reward_of(graded: Graded, unscorable: UnscorablePolicy = "mask") -> float | None:
+    """1.0 for a verified completion, 0.0 for a model failure; an unscorable one gets 0.0 under
+    ``unscorable="count-as-incorrect"`` and None otherwise (under ``"raise"`` the grader has
+    already raised)."""
     if not graded.scorable:
-        return None
+        return 0.0 if unscorable == "count-as-incorrect" else None
     return 1.0 if graded.verified else 0.0
 
 
@@ -118,7 +121,7 @@ class TRLReward:
             for row, completion in enumerate(completions)
         ]
         graded = self.grader.grade(batch)
-        rewards = [reward_of(result) for result in graded]
+        rewards = [reward_of(result, self.grader.unscorable) for result in graded]
         if self.shaping is not None:
             pids = [
                 c.prompt_id if c.prompt_id is not None else "sha256:" + g.reference_sha256
