@@ -22,14 +22,19 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import weakref
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Final
 
 from modebench.rl.batch import BatchGrader, Completion, Graded, RewardInputError
 
-__all__ = ["Coalescer"]
+__all__ = ["GATHER_SECONDS", "Coalescer"]
+
+#: Longest a thread leader waits for the previous batch's number of callers to queue again.
+GATHER_SECONDS: Final = 0.002
 
 
 @dataclass
@@ -63,9 +68,13 @@ class Coalescer:
 
     def __init__(self, grader: BatchGrader) -> None:
         self.grader = grader
-        self._cond = threading.Condition()
+        lock = threading.Lock()
+        self._cond = threading.Condition(lock)  # a batch finished: waiting callers look again
+        self._arrived = threading.Condition(lock)  # a call queued: the gathering leader counts again
         self._queue: list[_Slot] = []
         self._busy = False
+        #: Size of the last batch: how many callers run at once, what a leader waits to gather.
+        self._concurrency = 1
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopQueue] = (
             weakref.WeakKeyDictionary()
         )
@@ -80,12 +89,19 @@ class Coalescer:
         slot = _Slot(completion)
         with self._cond:
             self._queue.append(slot)
+            self._arrived.notify()
             while self._busy and not slot.done:
                 self._cond.wait()
             if slot.done:
                 return slot.outcome()
             self._busy = True
+            # The callers of the last batch are likely on their way back with their next call
+            # (an executor's threads): wait a moment for as many to queue, never longer.
+            deadline = time.monotonic() + GATHER_SECONDS
+            while len(self._queue) < self._concurrency and (left := deadline - time.monotonic()) > 0:
+                self._arrived.wait(left)
             batch, self._queue = self._queue, []
+            self._concurrency = max(len(batch), 1)
         try:
             outcomes = self._run([item.completion for item in batch])
         except BaseException as exc:  # the pool itself failed: every caller of the batch sees it
