@@ -11,10 +11,12 @@ one pool round trip per sample. A :class:`Coalescer` groups them instead:
 * calls that arrive while a batch is in flight queue up and join the *next* batch, which one of
   them leads as soon as the pool is free.
 
-No timer is involved: a lone call is graded at once, and a burst costs about as many pool round
-trips as it takes the pool to drain it. :meth:`grade` serves threads, :meth:`grade_async`
-coroutines of an event loop (the batch then runs in one dedicated thread so the loop keeps
-serving the other calls). A bad row (:class:`RewardInputError`) fails only its own call: a
+:meth:`grade_async` serves coroutines of an event loop: a leader first yields once to the loop so
+that the calls already scheduled queue up, and the batch runs in one dedicated thread so the
+loop keeps serving the other calls (a burst of 2,048 calls is one batch). :meth:`grade` serves
+threads: an executor holds at most its thread count of calls, so a leader waits up to
+:data:`GATHER_SECONDS` for as many callers as the previous batch had (the threads coming back
+with their next call); a lone caller, whose previous batch held one call, never waits. A bad row (:class:`RewardInputError`) fails only its own call: a
 batch holding one is graded again row by row, each row getting its own result or error.
 """
 
