@@ -135,8 +135,14 @@ def test_batch_reward_manager_call_site_agrees_with_grade(items):
     assert [s["mode_key"] for s in scores] == [w["canonical_key"] or "" for w in want]
 
 
-def test_missing_identity_is_named():
-    with pytest.raises(RewardInputError, match="row 0: level and domain are needed"):
-        compute_score("gsm8k", "x", "{}", {})
+def test_rows_of_unknown_sources_are_named():
+    # Not modebench's (no level/domain) and unknown to verl's default_compute_score, or verl not
+    # installed: either way the row and its data source are named.
+    with pytest.raises(RewardInputError, match="row 0: data source 'nowhere/x' is not modebench's"):
+        compute_score("nowhere/x", "x", "{}", {})
+    with pytest.raises(RewardInputError, match="row 1: data source 'nowhere/x' is not modebench's"):
+        row = verl_rows("level1_countdown", registry="bundled", limit=1)[0]
+        truth = row["reward_model"]["ground_truth"]
+        compute_score_batch([row["data_source"], "nowhere/x"], ["x", "y"], [truth, "{}"], None)
     with pytest.raises(ValueError, match="differ in length"):
         compute_score_batch(["a"], ["x", "y"], ["{}"], None)

@@ -22,8 +22,9 @@ from modebench.rl.bank import ModeBank, ReplayItem
 from modebench.rl.batch import BatchGrader, Completion, Graded, RewardInputError, UnscorableCompletion
 from modebench.rl.dataset import trainer_dataset, trainer_rows, verl_rows
 from modebench.rl.live import RolloutRecorder, StepRecord
-from modebench.rl.rewards import TRLReward, completion_text, compute_score, compute_score_batch, reward_of
+from modebench.rl.rewards import TRLReward, completion_text, reward_of
 from modebench.rl.shaping import NoveltyBonus
+from modebench.rl.verl import compute_score, compute_score_batch
 
 __all__ = [
     "BatchGrader",

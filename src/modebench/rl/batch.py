@@ -8,9 +8,16 @@ reference is validated once and remembered (a bounded cache). Verdicts are exact
 ``modebench evaluate`` and ``modebench.api.grade``: the same worker, deadlines and caps.
 
 An unscorable completion (timeout, resource limit, worker failure) is an evaluator failure, not a
-wrong answer, and never becomes a reward of 0. The default policy ``"raise"`` stops with
-:class:`UnscorableCompletion` naming the row; ``"mask"`` gives it a ``None`` reward (TRL drops
-``None`` from the advantage), keeping its status for the logs.
+wrong answer: its status is always kept, it is counted as ``unscorable`` in the metrics and never
+admitted to a bank. What reward it gets is the policy's choice (``unscorable=``):
+
+``"raise"`` (the default here)
+    stop with :class:`UnscorableCompletion` naming the row.
+``"mask"``
+    reward ``None`` (what a trainer does with it depends on the trainer: docs/rl.md).
+``"count-as-incorrect"``
+    reward 0.0, as a wrong answer gets; the run goes on whatever the rollout. The verl and
+    OpenRLHF functions use it by default (their trainers cannot take a ``None`` reward).
 """
 
 from __future__ import annotations
@@ -33,12 +40,15 @@ __all__ = [
     "Completion",
     "Graded",
     "RewardInputError",
+    "SeenModes",
     "UNSCORABLE_POLICIES",
     "UnscorableCompletion",
+    "UnscorablePolicy",
+    "check_policy",
 ]
 
-UnscorablePolicy = Literal["raise", "mask"]
-UNSCORABLE_POLICIES: Final[tuple[str, ...]] = ("raise", "mask")
+UnscorablePolicy = Literal["raise", "mask", "count-as-incorrect"]
+UNSCORABLE_POLICIES: Final[tuple[str, ...]] = ("raise", "mask", "count-as-incorrect")
 #: Distinct references whose validation is remembered (a training set's prompts, typically).
 REFERENCE_CACHE: Final = 65_536
 
@@ -49,6 +59,7 @@ class RewardInputError(ValueError):
     def __init__(self, row: int, prompt_id: str | None, message: str) -> None:
         self.row = row
         self.prompt_id = prompt_id
+        self.message = message
         where = f"row {row}" + ("" if prompt_id is None else f", prompt {prompt_id!r}")
         super().__init__(f"{where}: {message}")
 
@@ -70,7 +81,8 @@ class UnscorableCompletion(RuntimeError):
         super().__init__(
             f"{where}: completion is unscorable ({graded.status}: {graded.detail}); "
             "it is not a wrong answer, so no reward is given for it "
-            "(pass unscorable='mask' to give it reward None instead)"
+            "(unscorable='count-as-incorrect' gives it reward 0.0 and counts it as unscorable; "
+            "unscorable='mask' gives it reward None)"
         )
 
 
@@ -110,6 +122,45 @@ class Graded:
         return self.status not in _engine.UNSCORABLE
 
 
+def check_policy(unscorable: Any) -> UnscorablePolicy:
+    """``unscorable`` when it names a policy; ValueError listing the policies otherwise."""
+    if unscorable not in UNSCORABLE_POLICIES:
+        raise ValueError(f"unscorable must be one of {', '.join(UNSCORABLE_POLICIES)}, not {unscorable!r}")
+    return unscorable  # type: ignore[no-any-return]
+
+
+class SeenModes:
+    """Verified mode keys seen per prompt in this process: what a per-response ``new_mode`` field
+    is relative to (the trainers that call per response give no step boundary). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[int, str, str], set[str]] = {}
+        self._lock = threading.Lock()
+
+    def new(self, results: Sequence[Graded]) -> list[bool]:
+        """Per result, whether it is verified with a mode not seen verified for its prompt
+        before (earlier results of the same call included); records them as seen."""
+        out = []
+        with self._lock:
+            for result in results:
+                new = False
+                if result.verified and result.canonical_key:
+                    pid = (
+                        result.prompt_id
+                        if result.prompt_id is not None
+                        else "sha256:" + result.reference_sha256
+                    )
+                    seen = self._seen.setdefault((result.level, result.domain, pid), set())
+                    new = result.canonical_key not in seen
+                    seen.add(result.canonical_key)
+                out.append(new)
+        return out
+
+    def clear(self) -> None:
+        with self._lock:
+            self._seen.clear()
+
+
 _open: weakref.WeakSet[BatchGrader] = weakref.WeakSet()
 
 
@@ -126,12 +177,8 @@ class BatchGrader:
     """
 
     def __init__(self, workers: int = 1, *, unscorable: UnscorablePolicy = "raise") -> None:
-        if unscorable not in UNSCORABLE_POLICIES:
-            raise ValueError(
-                f"unscorable must be one of {', '.join(UNSCORABLE_POLICIES)}, not {unscorable!r}"
-            )
         self.workers = workers
-        self.unscorable: UnscorablePolicy = unscorable
+        self.unscorable: UnscorablePolicy = check_policy(unscorable)
         self._pool: _engine.Pool | None = _engine.open_pool(workers)  # validates ``workers``
         self._references: OrderedDict[tuple[int, str, str], tuple[dict[str, Any], str]] = OrderedDict()
         # (level, domain, answer text) as a dataset column gives them -> the reference's key, so
@@ -167,10 +214,14 @@ class BatchGrader:
         """Spawn every worker now, so their warm-up overlaps the trainer's start-up."""
         self.pool.prestart()
 
-    def grade(self, completions: Sequence[Completion]) -> list[Graded]:
+    def grade(
+        self, completions: Sequence[Completion], *, unscorable: UnscorablePolicy | None = None
+    ) -> list[Graded]:
         """Grade a batch; results in input order. Raises :class:`RewardInputError` for a row with
-        a bad level, domain or reference and, under ``unscorable="raise"``,
-        :class:`UnscorableCompletion` for the first unscorable row."""
+        a bad level, domain or reference and, under ``unscorable="raise"`` (this call's
+        ``unscorable`` or else the grader's), :class:`UnscorableCompletion` for the first
+        unscorable row."""
+        policy = self.unscorable if unscorable is None else check_policy(unscorable)
         with self._lock:
             pool = self.pool
             keys: list[tuple[int, str, str]] = []
@@ -212,7 +263,7 @@ class BatchGrader:
                         reference=references[key][0],
                     )
                 )
-        if self.unscorable == "raise":
+        if policy == "raise":
             for result in out:
                 if not result.scorable:
                     raise UnscorableCompletion(result, out)

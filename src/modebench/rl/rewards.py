@@ -4,45 +4,38 @@
   ``reward_func(prompts=..., completions=..., completion_ids=..., **reward_kwargs)`` where
   ``reward_kwargs`` holds every dataset column repeated per completion plus ``trainer_state``
   (``trl/trainer/grpo_trainer.py``, ``GRPOTrainer._calculate_rewards``), and turns a ``None``
-  reward into NaN, which it leaves out of the advantage.
-* verl: :func:`compute_score` for ``custom_reward_function.path/name`` (called once per response
-  by ``NaiveRewardManager``), and :func:`compute_score_batch` for ``BatchRewardManager``
-  (``reward_model.reward_manager=batch``), which calls it with ``data_sources, solution_strs,
-  ground_truths, extra_infos`` (``verl/workers/reward_manager/{naive,batch}.py``).
+  reward into NaN (what it does with NaN depends on the TRL version: docs/rl.md).
+* verl: :mod:`modebench.rl.verl`; OpenRLHF: :mod:`modebench.rl.openrlhf`.
 
 The reward of a completion is 1.0 when its verdict is ``correct`` and 0.0 when it is
 ``incorrect`` or ``malformed``; an unscorable completion raises :class:`UnscorableCompletion`
-(default) or, with ``unscorable="mask"``, gets ``None`` (TRL only: verl writes every score into a
-tensor, so there it always raises). Optional shaping: :mod:`modebench.rl.shaping`.
+(``unscorable="raise"``, TRLReward's default), gets ``None`` (``"mask"``) or 0.0
+(``"count-as-incorrect"``), its status kept either way (:mod:`modebench.rl.batch`). Optional
+shaping: :mod:`modebench.rl.shaping`.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any
 
 from modebench.rl.batch import BatchGrader, Completion, Graded, RewardInputError, UnscorablePolicy
 from modebench.rl.live import RolloutRecorder
 from modebench.rl.shaping import NoveltyBonus
 
 __all__ = [
-    "DATA_SOURCE_PREFIX",
     "TRLReward",
     "completion_text",
-    "compute_score",
-    "compute_score_batch",
     "reward_of",
 ]
 
-#: ``data_source`` of the verl rows :func:`modebench.rl.dataset.verl_rows` writes: ``modebench/level1_countdown``.
-DATA_SOURCE_PREFIX: Final = "modebench/"
 
-
-def reward_of(graded: Graded) -> float | None:
-    """1.0 for a verified completion, 0.0 for a model failure, None for an unscorable one."""
+def reward_of(graded: Graded, unscorable: UnscorablePolicy = "mask") -> float | None:
+    """1.0 for a verified completion, 0.0 for a model failure; an unscorable one gets 0.0 under
+    ``unscorable="count-as-incorrect"`` and None otherwise (under ``"raise"`` the grader has
+    already raised)."""
     if not graded.scorable:
-        return None
+        return 0.0 if unscorable == "count-as-incorrect" else None
     return 1.0 if graded.verified else 0.0
 
 
@@ -128,7 +121,7 @@ class TRLReward:
             for row, completion in enumerate(completions)
         ]
         graded = self.grader.grade(batch)
-        rewards = [reward_of(result) for result in graded]
+        rewards = [reward_of(result, self.grader.unscorable) for result in graded]
         if self.shaping is not None:
             pids = [
                 c.prompt_id if c.prompt_id is not None else "sha256:" + g.reference_sha256
@@ -145,104 +138,3 @@ class TRLReward:
         self.last = graded
         self.calls += 1
         return rewards
-
-
-# -- verl -------------------------------------------------------------------------------------
-_shared: dict[int, BatchGrader] = {}
-_shared_lock = threading.Lock()
-
-
-def _verl_grader(workers: int) -> BatchGrader:
-    # verl imports the reward function from a file path and calls it as a plain function, so the
-    # pool lives at module level: started on the first call, reused, closed at interpreter exit.
-    with _shared_lock:
-        grader = _shared.get(workers)
-        if grader is None:
-            grader = _shared[workers] = BatchGrader(workers, unscorable="raise")
-        return grader
-
-
-def _verl_completion(data_source: Any, ground_truth: Any, extra_info: Any, text: Any, row: int) -> Completion:
-    info = extra_info if isinstance(extra_info, Mapping) else {}
-    level, domain = info.get("level"), info.get("domain")
-    if (
-        (level is None or domain is None)
-        and isinstance(data_source, str)
-        and data_source.startswith(DATA_SOURCE_PREFIX)
-    ):
-        cell = data_source[len(DATA_SOURCE_PREFIX) :]
-        head, _, tail = cell.partition("_")
-        level = head if level is None else level
-        domain = tail if domain is None else domain
-    if level is None or domain is None:
-        raise RewardInputError(
-            row,
-            None,
-            "level and domain are needed: extra_info['level'/'domain'] or data_source 'modebench/level<L>_<domain>'",
-        )
-    pid = info.get("prompt_id")
-    if not isinstance(text, str):
-        raise RewardInputError(row, None, "solution_str must be a string")
-    return Completion(
-        level=level,
-        domain=domain,
-        answer=ground_truth,
-        response=text,
-        prompt_id=None if pid is None else str(pid),
-    )
-
-
-def _score(graded: Graded) -> dict[str, Any]:
-    reward = reward_of(graded)
-    assert reward is not None  # verl's grader raises on unscorable completions
-    # verl keeps every key of this dict as a per-sample column of reward_extra_info.
-    return {
-        "score": reward,
-        "acc": graded.verified,
-        "status": graded.status,
-        "mode_key": graded.canonical_key or "",
-    }
-
-
-def compute_score(
-    data_source: Any,
-    solution_str: str,
-    ground_truth: Any,
-    extra_info: Mapping[str, Any] | None = None,
-    *,
-    workers: int = 1,
-    **kwargs: Any,
-) -> dict[str, Any]:
-    """verl's per-response reward function (``custom_reward_function.name=compute_score``).
-
-    ``ground_truth`` is the task's ``answer`` (JSON text or mapping); level and domain come from
-    ``extra_info`` (or a ``modebench/level<L>_<domain>`` data source). Returns ``score`` (1.0 or
-    0.0), ``acc``, ``status`` and ``mode_key``; ``workers`` may be set through
-    ``custom_reward_function.reward_kwargs``.
-    """
-    completion = _verl_completion(data_source, ground_truth, extra_info, solution_str, 0)
-    return _score(_verl_grader(workers).grade([completion])[0])
-
-
-def compute_score_batch(
-    data_sources: Sequence[Any],
-    solution_strs: Sequence[str],
-    ground_truths: Sequence[Any],
-    extra_infos: Sequence[Mapping[str, Any] | None] | None = None,
-    *,
-    workers: int = 1,
-    **kwargs: Any,
-) -> list[dict[str, Any]]:
-    """verl's batched reward function (``reward_model.reward_manager=batch``): one call, one
-    pool round trip per batch, identical pairs graded once; one :func:`compute_score` result
-    per response."""
-    infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
-    if not len(data_sources) == len(solution_strs) == len(ground_truths) == len(infos):
-        raise ValueError("data_sources, solution_strs, ground_truths and extra_infos differ in length")
-    batch = [
-        _verl_completion(source, truth, info, text, row)
-        for row, (source, text, truth, info) in enumerate(
-            zip(data_sources, solution_strs, ground_truths, infos)
-        )
-    ]
-    return [_score(result) for result in _verl_grader(workers).grade(batch)]
