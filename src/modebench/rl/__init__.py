@@ -8,7 +8,8 @@ trainer callback works without them. ``docs/rl.md`` has a recipe per trainer.
   TRL's and verl's signatures.
 * :func:`trainer_rows`, :func:`trainer_dataset`, :func:`verl_rows` — a frozen split as a
   trainer's dataset.
-* :class:`ModeBank` — verified exemplars per prompt and canonical mode key, with a replay schedule.
+* :class:`ModeBank` — verified exemplars per prompt and canonical mode key, with a replay schedule;
+  :class:`RolloutBank` — the protocol (offer, modes, save, load, identity) any bank implements.
 * :class:`RolloutRecorder` and :class:`ModebenchCallback` — per-step metrics in the trainer's
   logs, and receipts for ``modebench trajectory``.
 * :class:`NoveltyBonus` — optional mode-aware shaping, off by default.
@@ -22,6 +23,7 @@ from modebench.rl.bank import ModeBank, ReplayItem
 from modebench.rl.batch import BatchGrader, Completion, Graded, RewardInputError, UnscorableCompletion
 from modebench.rl.dataset import trainer_dataset, trainer_rows, verl_rows
 from modebench.rl.live import RolloutRecorder, StepRecord
+from modebench.rl.protocols import RolloutBank
 from modebench.rl.rewards import TRLReward, completion_text, compute_score, compute_score_batch, reward_of
 from modebench.rl.shaping import NoveltyBonus
 
@@ -34,6 +36,7 @@ __all__ = [
     "NoveltyBonus",
     "ReplayItem",
     "RewardInputError",
+    "RolloutBank",
     "RolloutRecorder",
     "StepRecord",
     "TRLReward",
