@@ -47,7 +47,13 @@ def software() -> dict[str, Any]:
     diagnostic contracts, the resource policy and the hash of the package source (the receipt's
     ``software`` object without its per-file list, Python, platform and dependency versions)."""
     identity = software_identity(include_git=False)
-    keys = ("modebench_version", "verifier_contract", "diagnostic_contract", "resource_policy", "package_source_sha256")
+    keys = (
+        "modebench_version",
+        "verifier_contract",
+        "diagnostic_contract",
+        "resource_policy",
+        "package_source_sha256",
+    )
     return {key: identity[key] for key in keys}
 
 

@@ -33,7 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["BANK_SCHEMA", "MAX_STATE_BYTES", "ModeBank", "ReplayItem", "read_json_bounded", "write_json_atomic"]
+__all__ = [
+    "BANK_SCHEMA",
+    "MAX_STATE_BYTES",
+    "ModeBank",
+    "ReplayItem",
+    "read_json_bounded",
+    "write_json_atomic",
+]
 
 BANK_SCHEMA: Final = "modebench-rl-bank-v1"
 

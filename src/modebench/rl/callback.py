@@ -50,7 +50,9 @@ class ModebenchCallback(TrainerCallback):  # type: ignore[misc,unused-ignore]  #
     (module docstring). ``resume_from``: the checkpoint directory a resumed run restores the
     modebench state from, when it is not ``args.output_dir/checkpoint-<step>``."""
 
-    def __init__(self, recorder: RolloutRecorder, *, resume_from: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, recorder: RolloutRecorder, *, resume_from: str | os.PathLike[str] | None = None
+    ) -> None:
         self.recorder = recorder
         self.resume_from = None if resume_from is None else Path(resume_from)
         self._pending: dict[str, float] = {}

@@ -107,35 +107,15 @@ def save(directory: Path, recorder: RolloutRecorder, identity: Mapping[str, Any]
     )
 
 
-def restore(directory: Path, recorder: RolloutRecorder, identity: Mapping[str, Any], global_step: int) -> None:
+def restore(
+    directory: Path, recorder: RolloutRecorder, identity: Mapping[str, Any], global_step: int
+) -> None:
     """Restore the recorder and the bank saved in ``directory`` at ``global_step``; raises
     :class:`CheckpointMismatch` (and changes nothing) when the state is missing, damaged or
     from another run."""
     directory = Path(directory)
+    state = _checked_state(directory, identity, global_step)
     path = directory / STATE_FILE
-    if not path.is_file():
-        raise CheckpointMismatch(
-            f"resuming at step {global_step} from {directory}, which has no {STATE_FILE}: it was saved "
-            "without ModebenchCallback, or the trainer resumed from another directory (pass "
-            "ModebenchCallback(recorder, resume_from=<checkpoint directory>))"
-        )
-    try:
-        state = read_json_bounded(path)
-    except ValueError as exc:
-        raise CheckpointMismatch(str(exc)) from None
-    if not isinstance(state, Mapping) or state.get("schema") != CHECKPOINT_SCHEMA:
-        raise CheckpointMismatch(f"{path}: not a modebench checkpoint state (schema {CHECKPOINT_SCHEMA} expected)")
-    saved = state.get("identity")
-    if not isinstance(saved, Mapping):
-        raise CheckpointMismatch(f"{path}: no run identity")
-    differing = [name for name in sorted(set(saved) | set(identity)) if saved.get(name) != identity.get(name)]
-    if differing:
-        details = "; ".join(_difference(name, saved.get(name), identity.get(name)) for name in differing)
-        raise CheckpointMismatch(f"{path} belongs to another run, refusing to resume from it: {details}")
-    if state.get("global_step") != global_step:
-        raise CheckpointMismatch(
-            f"{path} was saved at step {state.get('global_step')}, but the trainer resumes at step {global_step}"
-        )
     bank_path = directory / BANK_FILE
     if recorder.bank is not None:
         if state.get("bank_sha256") is None or not bank_path.is_file():
@@ -155,6 +135,37 @@ def restore(directory: Path, recorder: RolloutRecorder, identity: Mapping[str, A
     recorder.load_state_dict(state["recorder"])
 
 
+def _checked_state(directory: Path, identity: Mapping[str, Any], global_step: int) -> Mapping[str, Any]:
+    """The state file of ``directory``, checked against this run's identity and step."""
+    path = directory / STATE_FILE
+    if not path.is_file():
+        raise CheckpointMismatch(
+            f"resuming at step {global_step} from {directory}, which has no {STATE_FILE}: it was saved "
+            "without ModebenchCallback, or the trainer resumed from another directory (pass "
+            "ModebenchCallback(recorder, resume_from=<checkpoint directory>))"
+        )
+    try:
+        state = read_json_bounded(path)
+    except ValueError as exc:
+        raise CheckpointMismatch(str(exc)) from None
+    if not isinstance(state, Mapping) or state.get("schema") != CHECKPOINT_SCHEMA:
+        raise CheckpointMismatch(
+            f"{path}: not a modebench checkpoint state (schema {CHECKPOINT_SCHEMA} expected)"
+        )
+    saved = state.get("identity")
+    if not isinstance(saved, Mapping):
+        raise CheckpointMismatch(f"{path}: no run identity")
+    differing = [name for name in sorted(set(saved) | set(identity)) if saved.get(name) != identity.get(name)]
+    if differing:
+        details = "; ".join(_difference(name, saved.get(name), identity.get(name)) for name in differing)
+        raise CheckpointMismatch(f"{path} belongs to another run, refusing to resume from it: {details}")
+    if state.get("global_step") != global_step:
+        raise CheckpointMismatch(
+            f"{path} was saved at step {state.get('global_step')}, but the trainer resumes at step {global_step}"
+        )
+    return state
+
+
 def _difference(name: str, saved: Any, live: Any) -> str:
     def short(value: Any) -> str:
         text = json.dumps(value, sort_keys=True, default=str)
@@ -162,7 +173,9 @@ def _difference(name: str, saved: Any, live: Any) -> str:
 
     if isinstance(saved, Mapping) and isinstance(live, Mapping):
         keys = [key for key in sorted(set(saved) | set(live)) if saved.get(key) != live.get(key)]
-        return "; ".join(f"{name}.{key}: saved {short(saved.get(key))}, this run {short(live.get(key))}" for key in keys)
+        return "; ".join(
+            f"{name}.{key}: saved {short(saved.get(key))}, this run {short(live.get(key))}" for key in keys
+        )
     return f"{name}: saved {short(saved)}, this run {short(live)}"
 
 

@@ -149,7 +149,11 @@ class RolloutRecorder:
         metrics."""
         if evaluation is None:
             evaluation = bool(self.evaluating())
-        for name, column in (("prompts", prompts), ("completion_ids", completion_ids), ("truncated", truncated)):
+        for name, column in (
+            ("prompts", prompts),
+            ("completion_ids", completion_ids),
+            ("truncated", truncated),
+        ):
             if column is not None and len(column) != len(completions):
                 raise ValueError(f"{name} has {len(column)} rows for {len(completions)} completions")
         with self._lock:
@@ -245,7 +249,10 @@ class RolloutRecorder:
         if not isinstance(state, Mapping) or state.get("schema") != RECORDER_SCHEMA:
             raise ValueError(f"not a rollout recorder state (schema {RECORDER_SCHEMA} expected)")
         try:
-            seen = {(int(level), str(domain), str(pid)): {str(k) for k in keys} for level, domain, pid, keys in state["seen"]}
+            seen = {
+                (int(level), str(domain), str(pid)): {str(k) for k in keys}
+                for level, domain, pid, keys in state["seen"]
+            }
             steps = [_step_record(item) for item in state["steps"]]
             eval_steps = [_step_record(item) for item in state["eval_steps"]]
         except (KeyError, TypeError, ValueError) as exc:

@@ -116,7 +116,9 @@ class TRLReward:
         self.grader = grader if grader is not None else BatchGrader(workers, unscorable=unscorable)
         self.recorder = recorder
         self.shaping = shaping
-        self.stop_token_ids: frozenset[int] | None = None if stop_token_ids is None else frozenset(stop_token_ids)
+        self.stop_token_ids: frozenset[int] | None = (
+            None if stop_token_ids is None else frozenset(stop_token_ids)
+        )
         self.last: list[Graded] = []
         self.calls = 0
 
@@ -138,7 +140,9 @@ class TRLReward:
                 raise ValueError(f"column {name!r} has {len(value)} rows for {len(completions)} completions")
             columns[name] = value
         if completion_ids is not None and len(completion_ids) != len(completions):
-            raise ValueError(f"completion_ids has {len(completion_ids)} rows for {len(completions)} completions")
+            raise ValueError(
+                f"completion_ids has {len(completion_ids)} rows for {len(completions)} completions"
+            )
         ids = kwargs.get("prompt_id")
         batch = [
             Completion(
