@@ -113,7 +113,10 @@ def _comparable(recorder: Any) -> dict[str, Any]:
 
 @pytest.mark.slow  # three real GRPO runs
 def test_resume_gives_the_same_bank_and_recorder_state(tmp_path, grader):
-    rows = train_rows(per_config=2)
+    # 8 prompts, 2 a step: the 4 steps are one epoch and the resume falls inside it. (TRL's
+    # RepeatSampler draws each epoch's order from one seeded generator, which a resumed run
+    # restarts, so a resume at an epoch boundary would see another order: another rollout set.)
+    rows = train_rows(per_config=4)
     tokenizer = build_tokenizer(answers_for(rows))
 
     straight, straight_reward, straight_recorder, _ = make_trainer(
