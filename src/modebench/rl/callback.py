@@ -88,10 +88,11 @@ class ModebenchCallback(TrainerCallback):  # type: ignore[misc,unused-ignore]  #
         self._identity = checkpoint.run_identity(self.recorder, self._train_dataset(kwargs))
         if state.global_step > 0:
             directory = self.resume_from
-            if directory is None and isinstance(getattr(args, "resume_from_checkpoint", None), str):
-                directory = Path(args.resume_from_checkpoint)
+            named = getattr(args, "resume_from_checkpoint", None)
+            if directory is None and isinstance(named, str):
+                directory = Path(named)
             if directory is None:
-                directory = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+                directory = Path(str(args.output_dir)) / f"checkpoint-{state.global_step}"
             checkpoint.restore(directory, self.recorder, self._identity, state.global_step)
 
     def on_step_end(

@@ -90,7 +90,9 @@ def generated_rows(
     for index, row in enumerate(drawn):
         answer = row["answer"]  # the release's column: the reference as JSON text
         answer = json.loads(answer) if isinstance(answer, str) else answer
-        task = Task(f"{config}/{split}/{index}", level, domain, row["problem"], answer)
+        task = Task(
+            f"{config}/{split}/{index}", level, _engine.canonical_domain(domain), row["problem"], answer
+        )
         rows.append(
             {
                 "prompt": [dict(message) for message in make_prompt(task, condition)],
