@@ -17,6 +17,7 @@ forever: :func:`gather_rows` carries an error message instead of rows, and every
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 __all__ = ["RankFailed", "gather_rows", "world"]
@@ -28,11 +29,10 @@ class RankFailed(RuntimeError):
 
 def world() -> tuple[int, int]:
     """``(rank, world size)`` of the initialised ``torch.distributed`` process group, else (0, 1)."""
-    try:
-        import torch.distributed as dist
-    except ImportError:  # no torch: one process by construction
-        return 0, 1
-    if not dist.is_available() or not dist.is_initialized():
+    # A process group exists only if torch.distributed was imported: never import torch (hundreds
+    # of MiB) into a process that has not, such as a reward server or verl's reward workers.
+    dist = sys.modules.get("torch.distributed")
+    if dist is None or not dist.is_available() or not dist.is_initialized():
         return 0, 1
     return dist.get_rank(), dist.get_world_size()
 
@@ -49,8 +49,7 @@ def gather_rows(rows: list[Any], error: BaseException | None = None) -> tuple[li
         if error is not None:
             raise error
         return rows, 0
-    import torch.distributed as dist
-
+    dist = sys.modules["torch.distributed"]
     payload: tuple[str | None, list[Any]] = (
         (None, rows) if error is None else (f"{type(error).__name__}: {error}", [])
     )
