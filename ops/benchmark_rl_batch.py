@@ -15,7 +15,9 @@ coloring, pantry plan, python factors) and ``all`` (plus MathIR).
   response) pair is new while the work per completion stays that of the base batch. The pool and
   the references are warm (a training run validates its prompts on first sight); the workers'
   result caches are cold for these texts. ``per_call`` is the per-call loop on the same fresh
-  completions (the first timed step's batch, which neither process had seen).
+  completions (the first timed step's batch, which neither process had seen). A decoration keeps
+  the extracted answer, so MathIR, whose SymPy work is cached by expression inside the worker,
+  is partly warm even here: the goal is stated on the non-MathIR mix.
 * ``warm``: the same batch graded ``--steps`` times (the workers' result caches answer most of
   it): the protocol's own cost, a floor, not a training step's cost.
 * ``cold_seconds``: the first batch on a started pool, references validated, caches empty.
