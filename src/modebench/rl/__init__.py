@@ -7,8 +7,9 @@ trainer callback works without them. ``docs/rl.md`` has a recipe per trainer.
 * :class:`TRLReward`, :func:`compute_score`, :func:`compute_score_batch` — reward functions with
   TRL's and verl's signatures.
 * :func:`trainer_rows`, :func:`trainer_dataset`, :func:`verl_rows` — a frozen split as a
-  trainer's dataset.
-* :class:`ModeBank` — verified exemplars per prompt and canonical mode key, with a replay schedule.
+  trainer's dataset; :func:`generated_rows` — a freshly drawn training split.
+* :class:`ModeBank` — verified exemplars per prompt and canonical mode key, with a replay schedule;
+  :class:`RolloutBank` — the protocol (offer, modes, save, load, identity) any bank implements.
 * :class:`RolloutRecorder` and :class:`ModebenchCallback` — per-step metrics in the trainer's
   logs, and receipts for ``modebench trajectory``.
 * :class:`NoveltyBonus` — optional mode-aware shaping, off by default.
@@ -20,8 +21,9 @@ from typing import Any
 
 from modebench.rl.bank import ModeBank, ReplayItem
 from modebench.rl.batch import BatchGrader, Completion, Graded, RewardInputError, UnscorableCompletion
-from modebench.rl.dataset import trainer_dataset, trainer_rows, verl_rows
+from modebench.rl.dataset import generated_rows, trainer_dataset, trainer_rows, verl_rows
 from modebench.rl.live import RolloutRecorder, StepRecord
+from modebench.rl.protocols import RolloutBank
 from modebench.rl.rewards import TRLReward, completion_text, reward_of
 from modebench.rl.shaping import NoveltyBonus
 from modebench.rl.verl import compute_score, compute_score_batch
@@ -35,6 +37,7 @@ __all__ = [
     "NoveltyBonus",
     "ReplayItem",
     "RewardInputError",
+    "RolloutBank",
     "RolloutRecorder",
     "StepRecord",
     "TRLReward",
@@ -42,6 +45,7 @@ __all__ = [
     "completion_text",
     "compute_score",
     "compute_score_batch",
+    "generated_rows",
     "load_bank",
     "reward_of",
     "trainer_dataset",

@@ -23,6 +23,7 @@ from modebench.domains import canonical as canonical_domain
 from modebench.engine import Execution, RunSpec, evaluate
 from modebench.identity import canonical as canonical_json
 from modebench.identity import digest_json as sha256_json
+from modebench.identity import software_identity
 from modebench.isolation.pool import ParallelGrader
 
 __all__ = [
@@ -37,7 +38,23 @@ __all__ = [
     "prepared",
     "publish_receipt",
     "sha256_json",
+    "software",
 ]
+
+
+def software() -> dict[str, Any]:
+    """What must not change under a resumed training run: the package version, the verifier and
+    diagnostic contracts, the resource policy and the hash of the package source (the receipt's
+    ``software`` object without its per-file list, Python, platform and dependency versions)."""
+    identity = software_identity(include_git=False)
+    keys = (
+        "modebench_version",
+        "verifier_contract",
+        "diagnostic_contract",
+        "resource_policy",
+        "package_source_sha256",
+    )
+    return {key: identity[key] for key in keys}
 
 
 def open_pool(workers: int) -> Pool:

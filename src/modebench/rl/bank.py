@@ -33,9 +33,46 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["BANK_SCHEMA", "ModeBank", "ReplayItem"]
+__all__ = [
+    "BANK_SCHEMA",
+    "MAX_STATE_BYTES",
+    "ModeBank",
+    "ReplayItem",
+    "read_json_bounded",
+    "write_json_atomic",
+]
 
 BANK_SCHEMA: Final = "modebench-rl-bank-v1"
+
+
+#: A saved bank larger than this is refused unread (bounded reads).
+MAX_STATE_BYTES: Final = 1 << 30
+
+
+def write_json_atomic(path: Path, value: Any) -> None:
+    """Write ``value`` as JSON at ``path`` through a temporary file beside it and ``os.replace``,
+    flushed to disk first: a reader sees the old file or the new one, never half of one."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(value, handle, ensure_ascii=False, allow_nan=False)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def read_json_bounded(path: Path, limit: int = MAX_STATE_BYTES) -> Any:
+    """The JSON value in ``path``; a clear error naming the file when it is too large or not JSON."""
+    size = path.stat().st_size
+    if size > limit:
+        raise ValueError(f"{path}: {size} bytes, larger than the {limit}-byte limit of a saved state")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a JSON state file ({exc})") from None
 
 
 def key_rank(canonical_key: str) -> str:
@@ -99,9 +136,14 @@ class ModeBank:
         status: str,
         canonical_key: str | None,
         prompt: Any = None,
+        completion_ids: Sequence[int] | None = None,
+        truncated: bool | None = None,
     ) -> bool:
         """Offer one graded completion; True when it changed the bank (a new mode, a better
-        exemplar or a higher count)."""
+        exemplar or a higher count). ``completion_ids`` and ``truncated`` are accepted for the
+        :class:`~modebench.rl.protocols.RolloutBank` protocol and ignored: this bank keys on the
+        verdict and the graded text alone."""
+        del completion_ids, truncated
         if status != "correct" or not isinstance(canonical_key, str) or not canonical_key:
             return False
         if not isinstance(prompt_id, str) or not isinstance(text, str):
@@ -142,6 +184,8 @@ class ModeBank:
                 status=row["status"],
                 canonical_key=row["canonical_key"],
                 prompt=row.get("prompt"),
+                completion_ids=row.get("completion_ids"),
+                truncated=row.get("truncated"),
             )
         return changed
 
@@ -240,6 +284,19 @@ class ModeBank:
         self.capacity = ModeBank(capacity).capacity
         self._prompts = prompts
         self._cursor = None if cursor is None else (str(cursor[0]), str(cursor[1]))
+
+    # -- persistence (the RolloutBank protocol) ----------------------------------------------
+    def identity(self) -> dict[str, Any]:
+        """What a saved state must share with this bank to be resumed into it."""
+        return {"schema": BANK_SCHEMA, "capacity": self.capacity}
+
+    def save(self, path: Path) -> None:
+        """Write :meth:`state_dict` as JSON at ``path``, atomically (temporary file, then rename)."""
+        write_json_atomic(Path(path), self.state_dict())
+
+    def load(self, path: Path) -> None:
+        """Restore the state :meth:`save` wrote at ``path`` (its capacity included)."""
+        self.load_state_dict(read_json_bounded(Path(path)))
 
     # -- export ------------------------------------------------------------------------------
     def export_jsonl(self, path: str | os.PathLike[str], *, problems: Mapping[str, str] | None = None) -> int:

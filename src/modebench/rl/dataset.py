@@ -11,6 +11,12 @@
 ``answer``
     the reference as canonical JSON text (one string column, whatever the domain's fields).
 
+:func:`generated_rows` gives rows of the same shape for a split the release does not ship (the
+bundled release has only ``eval``; training wants ``train``): drawn with the domain's own task
+generator exactly as ``modebench suite build`` draws a release's splits
+(``modebench.suite.build.generate_rows``: disjoint splits, eval drawn first, so a ``train`` row is
+never an ``eval`` row of the same seed).
+
 :func:`trainer_dataset` wraps them in a ``datasets.Dataset`` (the ``data`` extra);
 :func:`verl_rows` gives the same tasks in verl's row format (``data_source``, ``prompt``,
 ``ability``, ``reward_model.ground_truth``, ``extra_info``) for its Parquet training files.
@@ -18,13 +24,14 @@
 
 from __future__ import annotations
 
+import json
 from itertools import islice
 from typing import Any
 
 from modebench.api_types import PathLike
 from modebench.rl import _engine
 
-__all__ = ["trainer_dataset", "trainer_rows", "verl_rows"]
+__all__ = ["generated_rows", "trainer_dataset", "trainer_rows", "verl_rows"]
 
 
 def trainer_rows(
@@ -48,6 +55,44 @@ def trainer_rows(
     )
     rows = []
     for task in islice(tasks, limit):
+        rows.append(
+            {
+                "prompt": [dict(message) for message in make_prompt(task, condition)],
+                "prompt_id": task.id,
+                "level": task.level,
+                "domain": str(task.domain),
+                "answer": _engine.canonical_json(dict(task.answer)),
+            }
+        )
+    return rows
+
+
+def generated_rows(
+    config: str,
+    count: int,
+    *,
+    split: str = "train",
+    seed: int = 0,
+    condition: str = "registered_hints_v1",
+) -> list[dict[str, Any]]:
+    """``count`` rows of ``split`` of ``config`` drawn by the domain's generator with ``seed``, in
+    :func:`trainer_rows`' shape; prompt ids ``<config>/<split>/<index>``."""
+    from modebench.api import Task, make_prompt
+    from modebench.suite.build import SPLITS, generate_rows, parse_config
+
+    if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
+        raise ValueError("count must be a positive integer")
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}")
+    level, domain = parse_config(config)
+    drawn = generate_rows(config, seed, {split: count})[split]
+    rows = []
+    for index, row in enumerate(drawn):
+        answer = row["answer"]  # the release's column: the reference as JSON text
+        answer = json.loads(answer) if isinstance(answer, str) else answer
+        task = Task(
+            f"{config}/{split}/{index}", level, _engine.canonical_domain(domain), row["problem"], answer
+        )
         rows.append(
             {
                 "prompt": [dict(message) for message in make_prompt(task, condition)],

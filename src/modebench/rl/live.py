@@ -16,8 +16,9 @@ turns the completions recorded since the previous step into metrics per cell (le
 ``bank_coverage``
     share of the step's prompts with at least one mode in the bank after this step.
 ``unscorable``
-    completions that could not be scored (only under the ``mask`` policy); their prompts are
-    left out of the other metrics, as a failed prompt is in a receipt.
+    completions that could not be scored (status ``timeout``, ``resource_limit`` or
+    ``worker_failure``, whatever the reward policy made of them); their prompts are left out of
+    the other metrics, as a failed prompt is in a receipt, and they are never banked.
 
 Keys are ``modebench/<cell>/<metric>`` with ``<cell>`` like ``level1_countdown``, plus
 ``modebench/all/<metric>`` over every prompt of the step. With ``receipts_dir`` set, each flushed
@@ -25,6 +26,20 @@ step is also written as ``step-<N>.jsonl`` (the step's prompts and completions, 
 evaluate`` input) and evaluated into the receipt ``step-<N>.json`` through ``evaluate``'s own
 pipeline, reusing the verdicts already graded; ``modebench trajectory`` reads those receipts
 (:meth:`RolloutRecorder.trajectory_runs`).
+
+**Several ranks.** The reward function gathers every rank's graded rows before recording them
+(:mod:`modebench.rl.distributed`), so every rank records the same whole groups in the same order:
+the metrics, the seen sets and the bank are identical on every rank, and the receipts the main
+process writes cover every rank's rollouts.
+
+**Evaluation.** Rows recorded while the trainer evaluates (:attr:`RolloutRecorder.evaluating`,
+which the callback points at ``trainer.model.training``, TRL's own test) are kept apart: they
+never reach the bank, the seen sets or the training metrics; :meth:`RolloutRecorder.flush_eval`
+turns them into metrics of their own and the receipt ``eval-<N>.json``.
+
+**Resume.** :meth:`RolloutRecorder.state_dict` holds the seen sets and the flushed steps (the
+bank saves itself, :class:`~modebench.rl.protocols.RolloutBank`); ``modebench.rl.checkpoint``
+writes both into each checkpoint directory and restores them.
 """
 
 from __future__ import annotations
@@ -32,18 +47,20 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from modebench import metrics
 from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
 from modebench.rl import _engine
-from modebench.rl.bank import ModeBank
 from modebench.rl.batch import BatchGrader, Completion, Graded
+from modebench.rl.protocols import RolloutBank
 
-__all__ = ["METRIC_NAMES", "RolloutRecorder", "StepRecord"]
+__all__ = ["METRIC_NAMES", "RECORDER_SCHEMA", "RolloutRecorder", "StepRecord"]
+
+RECORDER_SCHEMA: Final = "modebench-rl-recorder-v1"
 
 METRIC_NAMES = (
     "accuracy",
@@ -57,6 +74,8 @@ METRIC_NAMES = (
     "completions",
     "unscorable",
 )
+
+_Key = tuple[int, str, str]  # (level, domain, prompt id)
 
 
 @dataclass
@@ -82,14 +101,16 @@ class StepRecord:
 class RolloutRecorder:
     """Collects graded rollouts between optimizer steps; see the module docstring.
 
-    ``bank`` (optional) is offered every recorded completion at :meth:`record`. ``grader`` is the
-    pool used to publish receipts (the reward function's, so nothing is graded twice).
+    ``bank`` (optional) is offered every recorded training completion at :meth:`record`.
+    ``grader`` is the pool used to publish receipts (the reward function's, so nothing is graded
+    twice). ``evaluating`` (set by :meth:`ModebenchCallback.attach
+    <modebench.rl.callback.ModebenchCallback.attach>`) says whether the trainer is evaluating.
     """
 
     def __init__(
         self,
         *,
-        bank: ModeBank | None = None,
+        bank: RolloutBank | None = None,
         receipts_dir: str | os.PathLike[str] | None = None,
         grader: BatchGrader | None = None,
         min_defined_prompts: int = DEFAULT_MIN_DEFINED_PROMPTS,
@@ -100,38 +121,60 @@ class RolloutRecorder:
         self.receipts_dir = None if receipts_dir is None else Path(receipts_dir)
         self.grader = grader
         self.min_defined_prompts = min_defined_prompts
-        self._pending: dict[tuple[int, str, str], _Prompt] = {}
-        self._seen: dict[tuple[int, str, str], set[str]] = {}
+        self.evaluating: Callable[[], bool] = _never
+        self._pending: dict[_Key, _Prompt] = {}
+        self._eval_pending: dict[_Key, _Prompt] = {}
+        self._seen: dict[_Key, set[str]] = {}
         self._lock = threading.Lock()
         self.steps: list[StepRecord] = []
+        self.eval_steps: list[StepRecord] = []
         self.last: dict[str, float | None] = {}
 
-    def record(
+    def record(  # noqa: PLR0913 - a batch and its per-row companions
         self,
         completions: Sequence[Completion],
         graded: Sequence[Graded],
         prompts: Sequence[Any] | None = None,
+        *,
+        completion_ids: Sequence[Sequence[int] | None] | None = None,
+        truncated: Sequence[bool | None] | None = None,
+        evaluation: bool | None = None,
     ) -> None:
-        """Note a graded batch (the reward function calls this). ``prompts``, when given, is what
-        the bank hands back on replay (the trainer's prompt of each row)."""
+        """Note a graded batch (the reward function calls this, with every rank's rows).
+
+        ``prompts``, when given, is what the bank hands back on replay (the trainer's prompt of
+        each row); ``completion_ids`` and ``truncated`` go to the bank with each row (see
+        :class:`~modebench.rl.protocols.RolloutBank`). ``evaluation`` (default: ask
+        :attr:`evaluating`) keeps the batch out of the bank, the seen sets and the training
+        metrics."""
+        if evaluation is None:
+            evaluation = bool(self.evaluating())
+        for name, column in (
+            ("prompts", prompts),
+            ("completion_ids", completion_ids),
+            ("truncated", truncated),
+        ):
+            if column is not None and len(column) != len(completions):
+                raise ValueError(f"{name} has {len(column)} rows for {len(completions)} completions")
         with self._lock:
+            pending = self._eval_pending if evaluation else self._pending
             for row, (completion, result) in enumerate(zip(completions, graded, strict=True)):
                 pid = _prompt_id(completion, result)
                 key = (result.level, result.domain, pid)
-                entry = self._pending.get(key)
+                entry = pending.get(key)
                 if entry is None:
                     answer = completion.answer
                     if isinstance(answer, str):
                         answer = json.loads(answer)
                     reference = result.reference
-                    entry = self._pending[key] = _Prompt(
+                    entry = pending[key] = _Prompt(
                         result.level, result.domain, answer, reference, result.reference_sha256, [], []
                     )
                 elif entry.reference_sha256 != result.reference_sha256:
                     raise ValueError(f"row {row}: prompt {pid!r} was recorded with another reference")
                 entry.texts.append(completion.response)
                 entry.attempts.append(dict(result.attempt))
-                if self.bank is not None:
+                if self.bank is not None and not evaluation:
                     self.bank.offer(
                         pid,
                         level=result.level,
@@ -142,49 +185,107 @@ class RolloutRecorder:
                         status=result.status,
                         canonical_key=result.canonical_key,
                         prompt=None if prompts is None else prompts[row],
+                        completion_ids=None if completion_ids is None else completion_ids[row],
+                        truncated=None if truncated is None else truncated[row],
                     )
 
     def flush(self, step: int, *, publish: bool = True) -> StepRecord | None:
-        """Metrics (and receipt, unless ``publish`` is False) of everything recorded since the
-        last flush, labelled ``step``; None when nothing was recorded (a step that reused earlier
-        generations)."""
+        """Metrics (and receipt, unless ``publish`` is False) of the training rows recorded since
+        the last flush, labelled ``step``; None when nothing was recorded (a step that reused
+        earlier generations)."""
         with self._lock:
             pending, self._pending = self._pending, {}
         if not pending:
             return None
-        values = self._metrics(pending)
-        receipt = self._publish(step, pending) if publish and self.receipts_dir is not None else None
+        values = self._metrics(pending, remember=True)
+        receipt = None
+        if publish and self.receipts_dir is not None:
+            receipt = self._publish(f"step-{step:08d}", pending)
         record = StepRecord(step, values, receipt)
         self.steps.append(record)
         self.last = values
         return record
 
+    def flush_eval(self, step: int, *, publish: bool = True) -> StepRecord | None:
+        """Metrics (and receipt ``eval-<step>[-<n>].json``) of the rows recorded during an
+        evaluation; the seen sets are read (``new_modes`` counts modes new to training) but never
+        updated. None when nothing was recorded."""
+        with self._lock:
+            pending, self._eval_pending = self._eval_pending, {}
+        if not pending:
+            return None
+        values = self._metrics(pending, remember=False)
+        receipt = None
+        if publish and self.receipts_dir is not None:
+            earlier = sum(1 for record in self.eval_steps if record.step == step)
+            receipt = self._publish(f"eval-{step:08d}" + (f"-{earlier + 1}" if earlier else ""), pending)
+        record = StepRecord(step, values, receipt)
+        self.eval_steps.append(record)
+        return record
+
     def trajectory_runs(self) -> list[str]:
-        """``STEP=PATH`` arguments of ``modebench trajectory`` for the receipts written so far."""
+        """``STEP=PATH`` arguments of ``modebench trajectory`` for the training receipts written."""
         return [f"{record.step}={record.receipt}" for record in self.steps if record.receipt is not None]
 
+    # -- state -------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Plain JSON state: the seen sets and the flushed steps (the bank saves itself).
+
+        Rows recorded but not yet flushed are not part of it: the callback saves after the
+        step's flush, when there are none."""
+        with self._lock:
+            return {
+                "schema": RECORDER_SCHEMA,
+                "seen": [
+                    [level, domain, pid, sorted(keys)]
+                    for (level, domain, pid), keys in sorted(self._seen.items())
+                ],
+                "steps": [_step_state(record) for record in self.steps],
+                "eval_steps": [_step_state(record) for record in self.eval_steps],
+            }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Replace the seen sets and the flushed steps with ``state`` (:meth:`state_dict`'s)."""
+        if not isinstance(state, Mapping) or state.get("schema") != RECORDER_SCHEMA:
+            raise ValueError(f"not a rollout recorder state (schema {RECORDER_SCHEMA} expected)")
+        try:
+            seen = {
+                (int(level), str(domain), str(pid)): {str(k) for k in keys}
+                for level, domain, pid, keys in state["seen"]
+            }
+            steps = [_step_record(item) for item in state["steps"]]
+            eval_steps = [_step_record(item) for item in state["eval_steps"]]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"malformed rollout recorder state: {exc!r}") from None
+        with self._lock:
+            self._seen = seen
+            self.steps = steps
+            self.eval_steps = eval_steps
+            self.last = steps[-1].metrics if steps else {}
+            self._pending = {}
+            self._eval_pending = {}
+
     # -- metrics -----------------------------------------------------------------------------
-    def _metrics(self, pending: dict[tuple[int, str, str], _Prompt]) -> dict[str, float | None]:
-        cells: dict[str, list[tuple[tuple[int, str, str], _Prompt]]] = {}
+    def _metrics(self, pending: dict[_Key, _Prompt], *, remember: bool) -> dict[str, float | None]:
+        cells: dict[str, list[tuple[_Key, _Prompt]]] = {}
         for key, entry in pending.items():
             cells.setdefault(f"level{entry.level}_{entry.domain}", []).append((key, entry))
         out: dict[str, float | None] = {}
         everything = [item for items in cells.values() for item in items]
         new_by_prompt = {key: self._new_modes(key, entry) for key, entry in everything}
-        for key, entry in everything:  # after counting: "new" means before this step
-            self._seen.setdefault(key, set()).update(_verified_keys(entry.attempts))
+        if remember:
+            for key, entry in everything:  # after counting: "new" means before this step
+                self._seen.setdefault(key, set()).update(_verified_keys(entry.attempts))
         for name, items in [*sorted(cells.items()), ("all", everything)]:
             for metric, value in self._cell(items, new_by_prompt).items():
                 out[f"modebench/{name}/{metric}"] = value
         return out
 
-    def _new_modes(self, key: tuple[int, str, str], entry: _Prompt) -> int:
+    def _new_modes(self, key: _Key, entry: _Prompt) -> int:
         seen = self._seen.get(key, set())
         return len(set(_verified_keys(entry.attempts)) - seen)
 
-    def _cell(
-        self, items: list[tuple[tuple[int, str, str], _Prompt]], new: dict[tuple[int, str, str], int]
-    ) -> dict[str, float | None]:
+    def _cell(self, items: list[tuple[_Key, _Prompt]], new: dict[_Key, int]) -> dict[str, float | None]:
         scorable = [
             (key, entry)
             for key, entry in items
@@ -217,11 +318,11 @@ class RolloutRecorder:
         }
 
     # -- receipts ----------------------------------------------------------------------------
-    def _publish(self, step: int, pending: dict[tuple[int, str, str], _Prompt]) -> Path:
+    def _publish(self, name: str, pending: dict[_Key, _Prompt]) -> Path:
         assert self.receipts_dir is not None and self.grader is not None
         self.receipts_dir.mkdir(parents=True, exist_ok=True)
-        records = self.receipts_dir / f"step-{step:08d}.jsonl"
-        receipt = self.receipts_dir / f"step-{step:08d}.json"
+        records = self.receipts_dir / f"{name}.jsonl"
+        receipt = self.receipts_dir / f"{name}.json"
         lines = []
         graded = []
         for (level, domain, pid), entry in sorted(pending.items(), key=lambda item: item[0][2]):
@@ -240,6 +341,24 @@ class RolloutRecorder:
             records, receipt, self.grader.pool, graded, min_defined_prompts=self.min_defined_prompts
         )
         return receipt
+
+
+def _never() -> bool:
+    return False
+
+
+def _step_state(record: StepRecord) -> dict[str, Any]:
+    return {
+        "step": record.step,
+        "metrics": dict(sorted(record.metrics.items())),
+        "receipt": None if record.receipt is None else str(record.receipt),
+    }
+
+
+def _step_record(item: Mapping[str, Any]) -> StepRecord:
+    values = {str(name): None if value is None else float(value) for name, value in item["metrics"].items()}
+    receipt = item["receipt"]
+    return StepRecord(int(item["step"]), values, None if receipt is None else Path(str(receipt)))
 
 
 def _prompt_id(completion: Completion, result: Graded) -> str:

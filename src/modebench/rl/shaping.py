@@ -6,7 +6,9 @@ for verified completions: a verified completion whose mode is new for its prompt
 added to its reward. "New" means:
 
 * ``scope="group"``: the first completion of that mode among the prompt's completions in this
-  batch, in row order (so exactly one completion per verified mode in the group is rewarded);
+  batch, in row order (so exactly one completion per verified mode in the group is rewarded).
+  :class:`~modebench.rl.rewards.TRLReward` applies it to every rank's rows gathered together, so
+  a group split over ranks is shaped as in one process;
 * ``scope="bank"``: its mode is not in the bank for that prompt *before* this batch is admitted
   (every completion of such a mode gets the bonus).
 
@@ -20,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from modebench.rl.bank import ModeBank
 from modebench.rl.batch import Graded
+from modebench.rl.protocols import RolloutBank
 
 __all__ = ["NoveltyBonus", "SCOPES"]
 
@@ -46,7 +48,7 @@ class NoveltyBonus:
         rewards: Sequence[float | None],
         graded: Sequence[Graded],
         prompt_ids: Sequence[str],
-        bank: ModeBank | None = None,
+        bank: RolloutBank | None = None,
     ) -> list[float | None]:
         """The shaped rewards (a new list); call before the batch is admitted to ``bank``."""
         if self.scope == "bank" and bank is None:

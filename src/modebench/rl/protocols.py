@@ -1,0 +1,63 @@
+"""What the recorder, the shaping and the trainer callback need of a bank: :class:`RolloutBank`.
+
+:class:`~modebench.rl.bank.ModeBank` implements it; so may any other bank (a Re:Max-style bank
+storing token ids, say). The recorder and the callback use a bank only through these methods:
+
+``offer(prompt_id, *, level, domain, answer, reference_sha256, text, status, canonical_key,
+prompt=None, completion_ids=None, truncated=None) -> bool``
+    one graded completion, offered after its whole group was gathered from every rank (so every
+    rank offers the same rows in the same order). ``completion_ids`` is the token id list the
+    trainer generated (TRL's ``completion_ids``; None when the trainer gave none) and
+    ``truncated`` is True when the completion hit the generation budget without an end of
+    sequence, False when it ended by itself, None when unknown (see ``docs/rl.md``). A bank
+    admits what its own rule says (``ModeBank`` ignores both fields); True when the bank changed.
+``modes(prompt_id) -> list[str]``
+    the canonical keys banked for a prompt (empty when none): bank coverage and
+    ``NoveltyBonus(scope="bank")`` read it.
+``save(path) -> None``
+    write the whole state (replay cursor included) as one file at ``path``, atomically (a
+    temporary file beside it, then ``os.replace``), so a crash never leaves half a file.
+``load(path) -> None``
+    replace the state with the one saved at ``path``.
+``identity() -> dict[str, Any]``
+    JSON-able settings that must match for a saved state to be resumed into this bank
+    (``ModeBank``: its schema and capacity). A resume compares the saved identity with the live
+    bank's and refuses a mismatch with a clear error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["RolloutBank"]
+
+
+@runtime_checkable
+class RolloutBank(Protocol):
+    """A bank the recorder offers graded completions to and the callback checkpoints."""
+
+    def offer(  # noqa: PLR0913 - one graded completion's fields, all keyword-only
+        self,
+        prompt_id: str,
+        *,
+        level: int,
+        domain: str,
+        answer: Any,
+        reference_sha256: str,
+        text: str,
+        status: str,
+        canonical_key: str | None,
+        prompt: Any = None,
+        completion_ids: Sequence[int] | None = None,
+        truncated: bool | None = None,
+    ) -> bool: ...
+
+    def modes(self, prompt_id: str) -> list[str]: ...
+
+    def save(self, path: Path) -> None: ...
+
+    def load(self, path: Path) -> None: ...
+
+    def identity(self) -> dict[str, Any]: ...
