@@ -176,7 +176,8 @@ FIGURE_TEXTS = """[...document.querySelectorAll('figure[data-figure] svg')].map(
           box: {x0: vb.x, y0: vb.y, x1: vb.x + vb.width, y1: vb.y + vb.height}, texts};
 })"""
 VALUES = """[...document.querySelectorAll('span.value[data-arm]')].map(s =>
-  [s.dataset.arm, s.dataset.step, s.dataset.metric, s.dataset.k, s.dataset.value])"""
+  [s.dataset.arm, s.dataset.step, s.dataset.level, s.dataset.domain, s.dataset.metric, s.dataset.k,
+   s.dataset.value, s.textContent])"""
 
 
 def look(page_path: Path, arms: tuple[str, ...], steps: int) -> list[list[str]]:
@@ -226,10 +227,15 @@ def test_the_example_runs_three_arms_and_writes_one_trajectory_page(tmp_path):
         arm: trajectory(entry["runs"], grading_cache=tmp_path / "cache")
         for arm, entry in summary["arms"].items()
     }
-    for arm, step, metric, k, value in shown:
-        expected = [r["estimate"] for r in tables[arm].rows
-                    if str(r["step"]) == step and r["metric"] == metric and json.dumps(r["k"]) == k]  # fmt: skip
+    for arm, step, level, domain, metric, k, value, text in shown:
+        expected = [r["estimate"] for r in tables[arm].rows if (str(r["step"]), str(r["level"]), r["domain"],
+                    r["metric"], json.dumps(r["k"])) == (step, level, domain, metric, k)]  # fmt: skip
+        assert len(expected) == 1 or (not expected and metric == "pcmd"), (arm, step, level, domain, metric)
         assert json.loads(value) == (expected[0] if expected else None)
+        value = expected[0] if expected else None
+        assert text == (
+            "–" if value is None else format(value, "g") if isinstance(value, float) else str(value)
+        )
     assert len(shown) == 3 * 2 * 2 * 4  # arms × steps × cells × metrics
 
 
@@ -241,3 +247,4 @@ def test_the_full_runs_page_in_a_real_browser():
     shown = look(FULL_RUN_PAGE, ("grpo", "replay", "control"), 30)
     assert len(shown) == 3 * 30 * 2 * 4
     assert {row[1] for row in shown} == {str(step) for step in range(1, 31)}
+    assert {row[0] for row in shown} == {"grpo", "replay", "control"}

@@ -247,6 +247,7 @@ def arms_trajectory_html(arms: Mapping[str, StatsTable]) -> str:
                     value = _value(rows, step, metric, k)
                     cells_row.append(
                         f'<span class="value" data-arm="{esc(name)}" data-step="{esc(step)}" '
+                        f'data-level="{esc(level)}" data-domain="{esc(domain)}" '
                         f'data-metric="{esc(metric)}" data-k="{esc(json.dumps(k))}" '
                         f'data-value="{esc(json.dumps(value))}">{esc(number(value))}</span>'
                         + _unreportable(rows.get((step, metric, k)))
