@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -241,3 +243,21 @@ def test_bad_offers_are_refused_clearly():
     with pytest.raises(ValueError, match="capacity"):
         ReMaxBank(0)
     assert bank.offered == 3 and bank.admitted == 1
+
+
+def test_the_bank_needs_no_trainer_and_the_replay_trainer_names_its_extra():
+    script = (
+        "import sys\n"
+        'sys.modules["trl"] = None  # as if the rl extra were not installed\n'
+        "import modebench.rl as rl\n"
+        "assert rl.ReMaxBank(2).replay_groups() == []\n"
+        "try:\n"
+        "    rl.ReplayGRPOTrainer\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        "modebench.rl.ReplayGRPOTrainer needs the rl extra (trl is missing): pip install -e '.[rl]'"
+    )

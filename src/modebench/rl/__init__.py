@@ -76,7 +76,8 @@ def __getattr__(name: str) -> Any:
             from modebench.rl import replay
         except ImportError as exc:
             raise ImportError(
-                f"modebench.rl.{name} needs the rl extra ({exc.name} is missing): pip install -e '.[rl]'"
+                f"modebench.rl.{name} needs the rl extra ({(exc.name or '').partition('.')[0]} is missing): "
+                "pip install -e '.[rl]'"
             ) from None
         return getattr(replay, name)
     raise AttributeError(f"module 'modebench.rl' has no attribute {name!r}")
