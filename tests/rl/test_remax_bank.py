@@ -90,6 +90,16 @@ def test_admission_counts_exemplars_and_first_come_capacity_follow_remax(all_bat
             for key, ids in zip(group.keys, group.completion_ids) if group else ():
                 assert seen.setdefault((pid, key), ids) == ids
     counts, exemplars = oracle(all_batches, capacity)
+    # The running totals of diagnostics() are the totals counted over the whole state.
+    diagnostics = bank.diagnostics()
+    assert diagnostics["discovered_modes"] == sum(len(c) for c in counts.values())
+    assert diagnostics["fresh_observations"] == sum(sum(c.values()) for c in counts.values())
+    assert diagnostics["exemplars"] == sum(len(e) for e in exemplars.values())
+    assert diagnostics["exemplar_tokens"] == sum(len(ids) for e in exemplars.values() for ids in e.values())
+    assert diagnostics["banked_prompts"] == sum(1 for e in exemplars.values() if e)
+    restored = ReMaxBank(capacity)
+    restored.load_state(bank.state())
+    assert restored.diagnostics() == diagnostics
     for pid in PIDS:
         assert bank.counts(pid) == dict(counts.get(pid, {}))  # every mode counted, banked or not
         group = bank.group(pid)

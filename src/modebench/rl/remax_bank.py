@@ -115,7 +115,11 @@ class ReMaxBank:
         # The open batch: per prompt, per newly found mode, the smallest candidate so far.
         self._staged: dict[str, dict[str, tuple[tuple[int, ...], str]]] = {}
         self.offered = 0
-        self.admitted = 0
+        self.admitted = 0  # = fresh observations: every admitted completion counts for its mode
+        # Running totals, so that the per-step metrics cost no more than the schedule does.
+        self._modes = 0
+        self._exemplars = 0
+        self._exemplar_tokens = 0
 
     # -- admission ---------------------------------------------------------------------------
     def offer(  # noqa: PLR0913 - one graded completion's fields, all keyword-only
@@ -158,7 +162,9 @@ class ReMaxBank:
         elif entry.prompt is None and prompt is not None:
             entry.prompt = prompt
         self.admitted += 1
-        entry.counts[canonical_key] = entry.counts.get(canonical_key, 0) + 1
+        seen = entry.counts.get(canonical_key, 0)
+        self._modes += seen == 0
+        entry.counts[canonical_key] = seen + 1
         if canonical_key not in entry.exemplars and len(entry.exemplars) < self.capacity:
             staged = self._staged.setdefault(prompt_id, {})
             best = staged.get(canonical_key)
@@ -198,9 +204,11 @@ class ReMaxBank:
                 ids, text = staged[key]
                 entry.exemplars[key] = (array("I", ids), text)
                 banked += 1
+                self._exemplar_tokens += len(ids)
             if was_empty and entry.exemplars:
                 self._order.append(pid)
         self._staged = {}
+        self._exemplars += banked
         return banked
 
     def freeze(self) -> None:
@@ -272,18 +280,18 @@ class ReMaxBank:
         return self._cursor
 
     def diagnostics(self) -> dict[str, float]:
-        """Bank size and support (Re:Max's ``resource_counts`` and support means), for logs."""
+        """Bank size and support (Re:Max's ``resource_counts`` and support means), for logs; kept
+        as running totals, so its cost does not grow with the bank."""
         self.seal()
-        banked = [self._prompts[pid] for pid in self._order]
-        exemplars = sum(len(entry.exemplars) for entry in banked)
+        banked = len(self._order)
         return {
-            "discovered_prompts": float(sum(1 for entry in self._prompts.values() if entry.counts)),
-            "discovered_modes": float(sum(len(entry.counts) for entry in self._prompts.values())),
-            "fresh_observations": float(sum(sum(e.counts.values()) for e in self._prompts.values())),
-            "banked_prompts": float(len(banked)),
-            "exemplars": float(exemplars),
-            "exemplar_tokens": float(sum(len(ids) for e in banked for ids, _ in e.exemplars.values())),
-            "modes_per_prompt": exemplars / len(banked) if banked else 0.0,
+            "discovered_prompts": float(len(self._prompts)),  # a prompt enters at its first admission
+            "discovered_modes": float(self._modes),
+            "fresh_observations": float(self.admitted),
+            "banked_prompts": float(banked),
+            "exemplars": float(self._exemplars),
+            "exemplar_tokens": float(self._exemplar_tokens),
+            "modes_per_prompt": self._exemplars / banked if banked else 0.0,
             "frozen": float(self.frozen),
             "cursor": float(self._cursor),
         }
@@ -404,13 +412,20 @@ class ReMaxBank:
             or not 0 <= cursor <= max(len(order) - 1, 0)
         ):
             raise ValueError("bad schedule cursor")
+        offered, admitted = int(state["offered"]), int(state["admitted"])
+        if admitted != sum(sum(entry.counts.values()) for entry in prompts.values()) or offered < admitted:
+            raise ValueError("the offered and admitted counts do not match the mode counts")
+        # Every check passed: replace the state as a whole.
         self._prompts = prompts
         self._order = order
         self._cursor = cursor
         self._staged = {}
         self.frozen = bool(state["frozen"])
-        self.offered = int(state["offered"])
-        self.admitted = int(state["admitted"])
+        self.offered = offered
+        self.admitted = admitted
+        self._modes = sum(len(entry.counts) for entry in prompts.values())
+        self._exemplars = sum(len(entry.exemplars) for entry in prompts.values())
+        self._exemplar_tokens = sum(len(ids) for e in prompts.values() for ids, _ in e.exemplars.values())
 
 
 def _pack(ids: array[int]) -> str:
