@@ -5,6 +5,8 @@ Banks of 16k, 160k and 640k entries (16 modes per prompt: 1k, 10k and 40k prompt
 
 * ``remax``: ``ReMaxBank.replay_groups()`` — one whole prompt group (16 exemplars) per call;
   median and p95 over ``--calls`` calls, microseconds.
+* ``remax_diagnostics``: ``ReMaxBank.diagnostics()``, the bank metrics the replay trainer logs
+  every step; median, microseconds.
 * ``modebank``: ``ModeBank.replay(16)`` — the same number of exemplars per call (it rebuilds and
   sorts its whole schedule on every call); median over fewer calls (``--modebank-calls``).
 * ``state``: the size of ``ReMaxBank.save``'s file and of ``ModeBank.state_dict()`` as JSON, and
@@ -68,13 +70,15 @@ def measure(entries: int, calls: int, modebank_calls: int) -> dict[str, Any]:
     remax, plain = fill(entries, modebank_calls > 0)
     assert len(remax) == entries
     remax_us = timed(remax.replay_groups, calls)
+    diagnostics_us = timed(remax.diagnostics, calls)
     result: dict[str, Any] = {
         "entries": entries,
         "prompts": entries // MODES,
         "remax_replay_groups_us": {
             "median": statistics.median(remax_us),
             "p95": statistics.quantiles(remax_us, n=20)[-1],
-        },  # fmt: skip
+        },
+        "remax_diagnostics_us": {"median": statistics.median(diagnostics_us)},
     }
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "bank.json.gz"

@@ -191,21 +191,24 @@ def build_arm(
         output_dir=str(folder / "trainer"), per_device_train_batch_size=len(rows) * options.generations // 2,
         gradient_accumulation_steps=2, num_generations=options.generations,
         max_completion_length=options.max_completion_length, max_steps=options.steps, logging_steps=1,
-        learning_rate=options.learning_rate, beta=0.0, report_to=[], save_strategy="no", use_cpu=True, bf16=False,
+        learning_rate=options.learning_rate, beta=0.0, report_to=[], save_strategy="no",
+        use_cpu=options.model is None, bf16=False,
         seed=options.seed, data_seed=options.seed, temperature=1.0, dataloader_num_workers=0, disable_tqdm=True,
         generation_kwargs=generation or None,
     )  # fmt: skip
     common: dict[str, Any] = {
         "model": model, "args": args, "train_dataset": Dataset.from_list(rows), "processing_class": tokenizer,
     }  # fmt: skip
-    stop = [tokenizer.eos_token_id, tokenizer.pad_token_id]
-    reward = BankedReward(TRLReward(grader, recorder=recorder), bank, stop)
+    reward = BankedReward(TRLReward(grader, recorder=recorder), bank, [])
     if arm == "grpo":
         trainer = trl.GRPOTrainer(reward_funcs=[reward], **common)
     else:
         mode = "replay" if arm == "replay" else "compute_only"
         replay = ReplayConfig(mode=mode, alpha=options.alpha, scaling=options.scaling)
         trainer = ReplayGRPOTrainer(reward_funcs=[reward], bank=bank, replay=replay, **common)
+    # TRL's own end of a completion: its eos ids and the pad token, as resolved by the trainer.
+    text_tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
+    reward.stop_ids = frozenset([*trainer.eos_token_ids, text_tokenizer.pad_token_id])
     ModebenchCallback(recorder).attach(trainer)
     return trainer, recorder, bank
 

@@ -136,10 +136,14 @@ def test_the_control_arm_follows_plain_grpo_exactly_and_spends_the_replay_arms_c
     chosen = options(tmp_path, steps=1)
     trained = {}
     for arm in ("grpo", "control", "replay"):
-        trainer, _, _ = example.build_arm(arm, rows, chosen, grader)
+        trainer, _, bank = example.build_arm(arm, rows, chosen, grader)
         trainer.train()
         assert trainer.state.global_step == 1
         trained[arm] = trainer
+        for pid in [] if bank is None else bank.prompts:  # only completions that ended by themselves
+            assert all(
+                ids[-1] == trainer.processing_class.eos_token_id for ids in bank.group(pid).completion_ids
+            )
     plain, control, replay = (
         dict(trained[a].model.named_parameters()) for a in ("grpo", "control", "replay")
     )
