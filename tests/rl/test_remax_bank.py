@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections import Counter
 
+import numpy
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -253,6 +254,11 @@ def test_bad_offers_are_refused_clearly():
     with pytest.raises(ValueError, match="capacity"):
         ReMaxBank(0)
     assert bank.offered == 3 and bank.admitted == 1
+    # Integer arrays (a trainer's numpy or torch ids) are stored as Python ints.
+    bank.offer("q", reference_sha256="r", text="t", completion_ids=numpy.array([7, 8]), **common)
+    assert bank.group("q").completion_ids == ((7, 8),) and type(bank.group("q").completion_ids[0][0]) is int
+    with pytest.raises(ValueError, match="got 1.5"):
+        bank.offer("q", reference_sha256="r", text="t", completion_ids=[1.5], **common)
 
 
 def test_the_bank_needs_no_trainer_and_the_replay_trainer_names_its_extra():

@@ -45,6 +45,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import operator
 import os
 import sys
 from array import array
@@ -89,11 +90,17 @@ class _Prompt:
 
 
 def _token_ids(values: Sequence[int]) -> tuple[int, ...]:
-    ids = tuple(values)
-    for value in ids:
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 32:
+    """The ids as Python ints (numpy or torch integer scalars accepted, as ``operator.index`` does)."""
+    ids = []
+    for value in values:
+        try:
+            token = operator.index(value) if not isinstance(value, bool) else -1
+        except TypeError:
+            token = -1
+        if not 0 <= token < 1 << 32:
             raise ValueError(f"completion token ids must be integers in [0, 2**32): got {value!r}")
-    return ids
+        ids.append(token)
+    return tuple(ids)
 
 
 def _positive_int(name: str, value: int) -> int:
@@ -150,7 +157,8 @@ class ReMaxBank:
             or status != "correct"
             or not isinstance(canonical_key, str)
             or not canonical_key
-            or not completion_ids
+            or completion_ids is None
+            or len(completion_ids) == 0
         ):
             return False
         ids = _token_ids(completion_ids)
