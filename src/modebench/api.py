@@ -65,6 +65,7 @@ __all__ = [
     "render_html",
     "report_table",
     "trajectory",
+    "trajectory_arms_html",
     "trajectory_html",
 ]
 
@@ -581,3 +582,18 @@ def trajectory_html(
 
     require_plot()  # before any grading of rollout sources
     return render_trajectory_html(trajectory(runs, k, **options), output, figures_dir)
+
+
+def trajectory_arms_html(
+    arms: Mapping[str, Sequence[str]], output: PathLike, k: Sequence[int] | None = None, **options: Any
+) -> dict[str, Any]:
+    """Write several arms' trajectories side by side as one HTML page to ``output`` (never
+    overwritten): each arm is a name and its runs (as :func:`trajectory`'s ``runs``, same
+    ``options``); per cell, accuracy, pass@n, E[distinct@n] and PCMD over training steps with one
+    line per arm. Needs the ``plot`` extra. Returns ``output``, ``arms`` and ``bytes``."""
+    from modebench.render.trajectory_page import render_arms_trajectory_html, require_plot
+
+    require_plot()
+    return render_arms_trajectory_html(
+        {name: trajectory(runs, k, **options) for name, runs in arms.items()}, output
+    )

@@ -21,7 +21,15 @@ from modebench.render.run_section import cell_label
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
 
-__all__ = ["COLUMNS", "render_trajectory_html", "require_plot", "trajectory_html"]
+__all__ = [
+    "ARM_PANELS",
+    "COLUMNS",
+    "arms_trajectory_html",
+    "render_arms_trajectory_html",
+    "render_trajectory_html",
+    "require_plot",
+    "trajectory_html",
+]
 
 Key = tuple[int, str, int | None]  # metric row: (step, metric, k)
 #: The table's columns: (heading, metric, which k: None, "one" or "draws").
@@ -186,3 +194,81 @@ def render_trajectory_html(
     if figures_dir is not None:
         summary["figures"] = export_figures(text, figures_dir, pdfs)
     return summary
+
+
+#: The arms page's panels: (title, y label, metric, which k, floor of the y axis).
+ARM_PANELS: tuple[tuple[str, str, str, str | None, float], ...] = (
+    ("accuracy (= pass@1)", "probability", "accuracy", None, 0.0),
+    ("pass@n (n = draws)", "probability", "pass_at_k", "draws", 0.0),
+    ("E[distinct@n] over all draws", "verified modes", "distinct_at_k", "draws", 0.0),
+    ("PCMD", "pairwise mode diversity", "pcmd", None, 0.0),
+)
+
+
+def arms_trajectory_html(arms: Mapping[str, StatsTable]) -> str:
+    """One page laying several arms' trajectories side by side (an arm: a training run, its
+    trajectory table): per cell, accuracy, pass@n, E[distinct@n] and PCMD over training steps with
+    one line per arm, and a table of the values per arm and step."""
+    require_plot()
+    if not arms:
+        raise InputError("an arms page needs at least one arm")
+    by_arm = {name: _cells(table.rows) for name, table in arms.items()}
+    cells = sorted({cell for found in by_arm.values() for cell in found})
+    runs = [[esc(name), esc(len(table.meta.get("runs", []))),
+             f"<code>{esc(short((table.meta.get('runs') or [{}])[0].get('receipt') or ''))}</code>"]
+            for name, table in arms.items()]  # fmt: skip
+    sections = [
+        f'<p class="note">{len(arms)} arms of the same experiment, each a run of step receipts; per cell, '
+        "each metric over training steps with one line per arm.</p>",
+        table(["arm", "steps", "first receipt"], runs, numeric=(1,), caption="Arms"),
+    ]
+    for level, domain in cells:
+        label = cell_label(level, domain)
+        panels = []
+        body = []
+        for title, ylabel, metric, choice, floor in ARM_PANELS:
+            series = []
+            for colour, (name, found) in enumerate(by_arm.items()):
+                rows = found.get((level, domain), {})
+                steps = sorted({key[0] for key in rows})
+                found_rows = [rows.get((s, metric, _k(choice, _draws(rows, s)))) for s in steps]
+                series.append(figures.StepSeries(
+                    name, colour % len(figures.PALETTE), steps, [None if r is None else r["estimate"] for r in found_rows],
+                    [None if r is None else r.get("ci_low") for r in found_rows],
+                    [None if r is None else r.get("ci_high") for r in found_rows],
+                ))  # fmt: skip
+            panels.append((title, ylabel, series, floor))
+        for name, found in by_arm.items():
+            rows = found.get((level, domain), {})
+            for step in sorted({key[0] for key in rows}):
+                cells_row = [esc(name), esc(step)]
+                for _, _, metric, choice, _ in ARM_PANELS:
+                    k = _k(choice, _draws(rows, step))
+                    value = _value(rows, step, metric, k)
+                    cells_row.append(
+                        f'<span class="value" data-arm="{esc(name)}" data-step="{esc(step)}" '
+                        f'data-level="{esc(level)}" data-domain="{esc(domain)}" '
+                        f'data-metric="{esc(metric)}" data-k="{esc(json.dumps(k))}" '
+                        f'data-value="{esc(json.dumps(value))}">{esc(number(value))}</span>'
+                        + _unreportable(rows.get((step, metric, k)))
+                    )
+                body.append(cells_row)
+        alt = (
+            f"{label}: accuracy, pass@n, E[distinct@n] and PCMD over training steps for the arms "
+            + ", ".join(arms)
+        )
+        svg = figures.steps_svg(panels, f"{label}: arms over training steps", alt)
+        numbers = table(["arm", "step", *(p[0] for p in ARM_PANELS)], body, numeric=(1, 2, 3, 4, 5),
+                        caption=f"{label}: statistics per arm and training step")  # fmt: skip
+        sections.append(f"<h2>{esc(label)}</h2>" + figure(svg, alt, "trajectory") + numbers)
+    return page(f"ModeBench trajectory of {len(arms)} arms", sections)
+
+
+def render_arms_trajectory_html(
+    arms: Mapping[str, StatsTable], output: str | os.PathLike[str]
+) -> dict[str, Any]:
+    """Write the arms page to ``output`` (never overwritten); returns a summary."""
+    text = encodable(arms_trajectory_html(arms))
+    with atomic_output(output) as handle:
+        handle.write(text)
+    return {"output": os.fspath(output), "arms": list(arms), "bytes": len(text.encode("utf-8"))}

@@ -13,6 +13,9 @@ trainer callback works without them. ``docs/rl.md`` has a recipe per trainer.
 * :class:`RolloutRecorder` and :class:`ModebenchCallback` — per-step metrics in the trainer's
   logs, and receipts for ``modebench trajectory``.
 * :class:`NoveltyBonus` — optional mode-aware shaping, off by default.
+* :class:`ReMaxBank` — Re:Max's verified bank (token-id exemplars, first-come capacity, a
+  group-per-step schedule); :class:`ReplayGRPOTrainer` — ``trl.GRPOTrainer`` with Re:Max's replay
+  loss or its compute-only control (needs the ``rl`` extra).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from modebench.rl.batch import BatchGrader, Completion, Graded, RewardInputError
 from modebench.rl.dataset import generated_rows, trainer_dataset, trainer_rows, verl_rows
 from modebench.rl.live import RolloutRecorder, StepRecord
 from modebench.rl.protocols import RolloutBank
+from modebench.rl.remax_bank import ReMaxBank, ReplayGroup
 from modebench.rl.rewards import TRLReward, completion_text, reward_of
 from modebench.rl.shaping import NoveltyBonus
 from modebench.rl.verl import compute_score, compute_score_batch
@@ -36,6 +40,10 @@ __all__ = [
     "ModebenchCallback",
     "NoveltyBonus",
     "ReplayItem",
+    "ReMaxBank",
+    "ReplayConfig",
+    "ReplayGRPOTrainer",
+    "ReplayGroup",
     "RewardInputError",
     "RolloutBank",
     "RolloutRecorder",
@@ -54,6 +62,7 @@ __all__ = [
 ]
 
 _CALLBACK = ("ModebenchCallback", "load_bank")
+_REPLAY = ("ReplayConfig", "ReplayGRPOTrainer")
 
 
 def __getattr__(name: str) -> Any:
@@ -67,4 +76,13 @@ def __getattr__(name: str) -> Any:
                 f"modebench.rl.{name} needs the rl extra ({exc.name} is missing): pip install -e '.[rl]'"
             ) from None
         return getattr(callback, name)
+    if name in _REPLAY:  # subclasses trl.GRPOTrainer: imported on first use, as the callback is
+        try:
+            from modebench.rl import replay
+        except ImportError as exc:
+            raise ImportError(
+                f"modebench.rl.{name} needs the rl extra ({(exc.name or '').partition('.')[0]} is missing): "
+                "pip install -e '.[rl]'"
+            ) from None
+        return getattr(replay, name)
     raise AttributeError(f"module 'modebench.rl' has no attribute {name!r}")
