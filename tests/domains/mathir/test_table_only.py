@@ -268,3 +268,27 @@ def test_a_load_met_inside_an_item_is_not_charged_to_its_deadline() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["correct", "timeout"]
+
+
+def test_tabled_arguments_are_the_printed_sympy_trees() -> None:
+    """The table-only path looks transitions up by an argument's printed form from the table;
+    each is exactly what the SymPy path prints for that tree, and every family action has one."""
+    from modebench.domains.mathir import algebra
+    from modebench.domains.mathir.expr import parse_expr
+    from modebench.domains.mathir.generate import FAMILIES
+    from modebench.domains.mathir.parse import parse_free_program
+
+    loaded = table._load().arguments
+    symbols = frozenset("abcdefghijklmnopqrstuvwxyz")
+    for text, printed in loaded.items():
+        tree = parse_expr(text, symbols, 11)
+        assert table.tree_text(tree) == text
+        try:
+            expected: str | None = algebra.show(algebra.to_sympy(tree))
+        except algebra.Unsupported:
+            expected = None
+        assert printed == expected, text
+    for family in FAMILIES.values():
+        for command in family.commands:
+            ((_, arg),) = parse_free_program(command, symbols, 1)
+            assert isinstance(table.lookup_argument(table.tree_text(arg)), str), command

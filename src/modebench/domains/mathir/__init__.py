@@ -1,9 +1,12 @@
 """MathIR: pick a sequence of menu actions (or write a free program) that isolates x.
 
 Each command is applied symbolically to both sides of a linear equation and normalised with
-``sympy.cancel``; the canonical key is the printed sequence of symbolic states. See
-``reference`` (answer validation), ``parse`` (surface and grammars), ``expr`` (expression
-language), ``algebra`` (SymPy layer and printer) and ``check`` (execution and key).
+``sympy.cancel``; the canonical key is the printed sequence of symbolic states. See ``rules``
+(reference checks without SymPy), ``reference`` (validation with SymPy), ``parse`` (surface and
+grammars), ``expr`` (expression language), ``algebra`` (SymPy layer and printer), ``check``
+(execution and key with SymPy), ``program`` (the grading steps both paths share), ``table`` (the
+precomputed ``cancel`` memo) and ``tabled`` (validation and grading from that table alone, for
+every reference it covers, so such work never imports SymPy).
 
 The scoring contract is described in ``docs/scoring/mathir.md``.
 """
