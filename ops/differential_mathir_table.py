@@ -18,7 +18,9 @@ Corpora:
   programs: wrong, malformed (formats, unknown IDs, too long), squares (``a**2``), revisits;
 * ``conformance``: the MathIR rows and cases of the conformance fixtures and the spec's
   vectors (``tests/domains/mathir/vectors.json``), read in place from ``../shared/reference``;
-* ``edge``: the MathIR cases of ``tests/domains/edge_cases.json`` (``ops/record_edge_cases.py``).
+* ``edge``: the MathIR cases of ``tests/domains/edge_cases.json`` (``ops/record_edge_cases.py``);
+* ``bundled``: every MathIR row of the bundled release (``data/bundled``, read with the data
+  extra's pyarrow; skipped without it), each with its witnesses and random programs.
 
 ``--sympy-without-table`` takes the transition table away from the SymPy side (every side and
 transition by ``cancel``), so the table itself is checked too. ``--reference-python`` grades a
@@ -337,6 +339,23 @@ def edge() -> Iterator[tuple[str, int, Any, list[str]]]:
         yield "edge", case["level"], answer, [text]
 
 
+def bundled(rng: random.Random, programs: int) -> Iterator[tuple[str, int, Any, list[str]]]:
+    try:
+        import pyarrow.parquet as pq  # noqa: PLC0415 - the data extra, only for this corpus
+    except ImportError:
+        return
+    for level in range(1, 6):
+        path = ROOT / "data" / "bundled" / "data" / f"level{level}" / "mathir" / "eval.parquet"
+        for row in pq.read_table(path).to_pylist():
+            answer = json.loads(row["answer"])
+            parsed = reference.validate_reference(level, answer)
+            witnesses = [";".join(ids) for _, ids in sorted(check.support(parsed).items())]
+            ids = "".join(sorted(answer["actions"]))
+            texts = ["\\boxed{" + w + "}" for w in witnesses]
+            texts += [dressed(rng, menu_program(rng, ids, 4)) for _ in range(programs)]
+            yield "bundled", level, row["answer"], texts
+
+
 # -- 0.4.0 -------------------------------------------------------------------------------------
 SERVE_040 = """
 import json, sys
@@ -517,7 +536,12 @@ def main() -> int:
             tokens=table.tokens,
         )
     started = time.perf_counter()
-    sources = [("generated", generated(args)), ("conformance", conformance()), ("edge", edge())]
+    sources = [
+        ("generated", generated(args)),
+        ("conformance", conformance()),
+        ("edge", edge()),
+        ("bundled", bundled(random.Random(args.seed + 2), args.programs_per_reference)),
+    ]
     found = compare(sources, args.sample, args.seed)
     elapsed = time.perf_counter() - started
     summary: dict[str, Any] = {

@@ -83,8 +83,20 @@ def _records(domain: str, count: int, wrong: str, answer_of: Any = None) -> list
     return out
 
 
-def _run(tmp_path: Path, records: list[dict[str, Any]]) -> tuple[dict[str, Any], list[int]]:
-    """Evaluate ``records`` in a fresh interpreter; its summary and the pids that imported SymPy."""
+GRADE_DRIVER = textwrap.dedent(
+    """
+    import json, os, sys
+    from modebench.api import Task, grade
+    task = Task("m", 1, "mathir", "Solve for x.", json.loads(sys.argv[1]))
+    statuses = [grade(task, text)["status"] for text in ("\\\\boxed{C;F}", "\\\\boxed{F;F}", "C;G")]
+    print(json.dumps({"statuses": statuses, "pid": os.getpid(), "parent_sympy": "sympy" in sys.modules}))
+    """
+)
+
+
+def _shimmed(tmp_path: Path, argv: list[str]) -> tuple[dict[str, Any], list[int]]:
+    """Run ``python -c argv...`` with the stand-in first on the path; its last JSON line and the
+    pids of every process that imported SymPy."""
     shim = tmp_path / "shim" / "sympy"
     shim.mkdir(parents=True)
     (shim / "__init__.py").write_text(SHIM, encoding="utf-8")
@@ -93,21 +105,20 @@ def _run(tmp_path: Path, records: list[dict[str, Any]]) -> tuple[dict[str, Any],
     (shim / "release.py").write_text(f'__version__ = "{version}"\n', encoding="utf-8")
     markers = tmp_path / "markers"
     markers.mkdir()
-    source = tmp_path / "in.jsonl"
-    source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(shim.parent), str(ROOT / "src"), env.get("PYTHONPATH", "")])
     env["SYMPY_IMPORT_MARKERS"] = str(markers)
-    done = subprocess.run(
-        [sys.executable, "-c", DRIVER, str(source), str(tmp_path / "out.json"), json.dumps(RUN)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    done = subprocess.run([sys.executable, "-c", *argv], capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     return summary, sorted(int(path.name) for path in markers.iterdir())
+
+
+def _run(tmp_path: Path, records: list[dict[str, Any]]) -> tuple[dict[str, Any], list[int]]:
+    """Evaluate ``records`` in a fresh interpreter; its summary and the pids that imported SymPy."""
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return _shimmed(tmp_path, [DRIVER, str(source), str(tmp_path / "out.json"), json.dumps(RUN)])
 
 
 def test_a_run_without_mathir_imports_no_sympy(tmp_path: Path) -> None:
@@ -125,6 +136,29 @@ def test_a_run_whose_mathir_the_table_covers_imports_no_sympy(tmp_path: Path) ->
     assert summary["parent_sympy"] is False
     receipt = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     assert "mathir" in json.dumps(receipt)
+
+
+def test_a_mathir_grade_call_the_table_covers_imports_no_sympy(tmp_path: Path) -> None:
+    """``api.grade`` (its worker included) on the documented MathIR reference (docs/scoring)."""
+    answer = {
+        "verifier": "mathir_action_menu",
+        "mathir_version": "linear-menu-v1",
+        "bindings": {"a": 2, "b": -9, "c": -1},
+        "initial_lhs": "add(div(x,a),b)",
+        "initial_rhs": "c",
+        "max_steps": 4,
+        "actions": {
+            "A": "div(a)",
+            "B": "add(b)",
+            "C": "sub(b)",
+            "D": "sub(c)",
+            "E": "sub(mul(a,b))",
+            "F": "mul(a)",
+        },
+    }
+    summary, imported = _shimmed(tmp_path, [GRADE_DRIVER, json.dumps(answer)])
+    assert summary["statuses"] == ["correct", "incorrect", "malformed"]
+    assert imported == [] and summary["parent_sympy"] is False
 
 
 def test_the_stand_in_sees_a_worker_that_needs_sympy(tmp_path: Path) -> None:
