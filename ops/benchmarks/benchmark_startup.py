@@ -9,6 +9,8 @@ inflates far less than wall time. The median of ``--repeat`` runs is reported.
 * ``bare python``: ``python -c pass`` (the floor);
 * ``import modebench.api``: the public surface;
 * ``first grade()``: import, then ``api.grade`` of one countdown response (starts the worker);
+* ``first MathIR grade()``: the same for one MathIR response to a released-family menu reference
+  (the worker warms MathIR: its transition table, not SymPy, which the table makes unnecessary);
 * ``one-prompt evaluate``: ``modebench evaluate`` of one countdown prompt (k = 8), CLI to receipt.
 """
 
@@ -32,6 +34,28 @@ FIRST_GRADE = (
     "from modebench.api import Task, grade\n"
     f"task = Task('t', 1, 'countdown', 'Make 7 from 2, 4, 5.', {TASK!r})\n"
     "assert grade(task, '\\\\boxed{(5-2)+4}')['status'] == 'correct'\n"
+)
+#: The MathIR reference of docs/scoring/mathir.md (family ``x_over_a_plus_b_eq_c``).
+MATHIR_TASK = {
+    "verifier": "mathir_action_menu",
+    "mathir_version": "linear-menu-v1",
+    "bindings": {"a": 2, "b": -9, "c": -1},
+    "initial_lhs": "add(div(x,a),b)",
+    "initial_rhs": "c",
+    "max_steps": 4,
+    "actions": {
+        "A": "div(a)",
+        "B": "add(b)",
+        "C": "sub(b)",
+        "D": "sub(c)",
+        "E": "sub(mul(a,b))",
+        "F": "mul(a)",
+    },
+}
+FIRST_MATHIR_GRADE = (
+    "from modebench.api import Task, grade\n"
+    f"task = Task('m', 1, 'mathir', 'Solve for x.', {MATHIR_TASK!r})\n"
+    "assert grade(task, '\\\\boxed{C;F}')['status'] == 'correct'\n"
 )
 RECORD = {
     "id": "p0",
@@ -74,6 +98,7 @@ def main() -> None:
             "bare python": lambda _: [python, "-c", "pass"],
             "import modebench.api": lambda _: [python, "-c", "import modebench.api"],
             "first grade()": lambda _: [python, "-c", FIRST_GRADE],
+            "first MathIR grade()": lambda _: [python, "-c", FIRST_MATHIR_GRADE],
             "one-prompt evaluate": lambda index: [
                 python,
                 "-c",

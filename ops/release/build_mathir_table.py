@@ -5,7 +5,9 @@ whether or not it can isolate x) of generated references of every family templat
 table switched off, records each transition and initial side that
 ``cancel`` actually computed (and, for a transition whose result is not representable, the term
 an incorrect program's diagnostic names), checks that every printed result rebuilds to the
-identical SymPy object, and writes the table for the running SymPy version. Rerun after a SymPy upgrade.
+identical SymPy object, records the printed SymPy form of every menu argument of the families
+(what the table-only path, ``domains/mathir/tabled.py``, looks transitions up by), and writes the
+table for the running SymPy version. Rerun after a SymPy upgrade.
 
     python ops/release/build_mathir_table.py [--rows-per-level 12]
 """
@@ -28,6 +30,21 @@ from sympy import srepr  # noqa: E402
 
 from modebench.domains.mathir import algebra, check, table  # noqa: E402
 from modebench.domains.mathir.generate import FAMILIES, generate  # noqa: E402
+from modebench.domains.mathir.parse import parse_free_program  # noqa: E402
+
+
+def argument_forms() -> dict[str, str | None]:
+    """Raw tree text → ``show(to_sympy(tree))`` (None: not printable) for every family command,
+    exactly the key ``algebra.apply`` looks a transition up by for that argument."""
+    out: dict[str, str | None] = {}
+    for family in FAMILIES.values():
+        for text in family.commands:
+            ((_, arg),) = parse_free_program(text, frozenset("abcdefghijklmnopqrstuvwxyz"), 1)
+            try:
+                out[table.tree_text(arg)] = algebra.show(algebra.to_sympy(arg))
+            except algebra.Unsupported:
+                out[table.tree_text(arg)] = None
+    return out
 
 
 def main() -> int:
@@ -80,7 +97,7 @@ def main() -> int:
         print(f"families not drawn: {missing}; raise --rows-per-level", file=sys.stderr)
         return 1
     for found in results:
-        if found is not None and srepr(table.rebuild(found[1])) != srepr(found[0]):
+        if found is not None and srepr(algebra.rebuild(found[1])) != srepr(found[0]):
             print(f"printed form does not rebuild identically: {found[1]}", file=sys.stderr)
             return 1
     payload = {
@@ -91,6 +108,7 @@ def main() -> int:
         "sides": dict(sorted(sides.items())),
         "transitions": dict(sorted(transitions.items())),
         "unsupported_terms": dict(sorted(terms.items())),
+        "arguments": dict(sorted(argument_forms().items())),
     }
     table.PATH.write_text(json.dumps(payload, indent=0, sort_keys=False) + "\n", encoding="utf-8")
     print(

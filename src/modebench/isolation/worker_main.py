@@ -48,6 +48,7 @@ from modebench.domains._pipeline import (
     reply_guard,
     resolve,
 )
+from modebench.domains._untimed import install as untimed_install
 from modebench.isolation.protocol import WARM_ENV, item_line, reply_line
 from modebench.receipt.schema import MAX_RESPONSES_PER_PROMPT
 
@@ -96,6 +97,27 @@ def _on_alarm(signum: int, frame: Any) -> None:
         signal.setitimer(signal.ITIMER_REAL, remaining)  # harmless: the same expiry again
         return
     raise Deadline
+
+
+def _untimed(action: Any) -> None:
+    """A plug-in's one-off load met inside an item (MathIR's SymPy, ``domains._untimed``): the
+    item's clock stops around it, as warm-up never runs under a deadline. Replies already made
+    are flushed first, so the parent's per-reply window restarts before the load."""
+    global _armed, _expires
+    if not _armed:
+        action()
+        return
+    _output().flush()
+    remaining = _expires - time.monotonic()
+    _armed = False
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    try:
+        action()
+    finally:
+        remaining = max(remaining, 0.001)
+        _expires = time.monotonic() + remaining
+        _armed = True
+        signal.setitimer(signal.ITIMER_REAL, remaining)
 
 
 def _deadline_for(operation: Any, domain: Any) -> float:
@@ -420,6 +442,7 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
+    untimed_install(_untimed)
     _warm_up()
     if os.environ.get(FAULT_ENV) == "startup":
         os._exit(3)

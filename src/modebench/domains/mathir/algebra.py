@@ -14,7 +14,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 import sympy
-from sympy import Expr, Poly, Rational, Symbol, cancel, expand, together
+from sympy import Add, Expr, Integer, Mul, Poly, Pow, Rational, Symbol, cancel, expand, together
 from sympy.polys.polyerrors import CoercionFailed, PolynomialError
 
 from modebench.domains.mathir import table
@@ -98,8 +98,44 @@ def _combine(side: Expr, op: str, arg: Expr) -> Expr:
     return side / arg
 
 
+@lru_cache(maxsize=32768)
+def rebuild(printed: str) -> Expr:
+    """The SymPy object a printed key stands for, built with SymPy's evaluating constructors."""
+    tokens = table.tokens(printed)
+    position = 0
+
+    def parse() -> Expr:
+        nonlocal position
+        token = tokens[position]
+        position += 1
+        if position < len(tokens) and tokens[position] == "(":
+            position += 1
+            parts = [parse()]
+            while tokens[position] == ",":
+                position += 1
+                parts.append(parse())
+            position += 1  # ")"
+            if token == "add":
+                return Add(*parts)
+            if token == "mul":
+                return Mul(*parts)
+            if token == "inv":
+                return Pow(parts[0], -1)
+            if token == "rat":
+                return Rational(parts[0], parts[1])
+            raise ValueError(f"unknown node {token!r}")
+        if token.lstrip("-").isdigit():
+            return Integer(int(token))
+        return Symbol(token)
+
+    expr = parse()
+    if position != len(tokens):
+        raise ValueError(f"trailing tokens in {printed!r}")
+    return expr
+
+
 def _from_table(printed: str | None) -> tuple[Expr, str] | None:
-    return None if printed is None else (table.rebuild(printed), printed)
+    return None if printed is None else (rebuild(printed), printed)
 
 
 @lru_cache(maxsize=4096)
@@ -332,6 +368,7 @@ __all__ = [
     "compute_transition",
     "probe_isolates",
     "normalise",
+    "rebuild",
     "normalise_tree",
     "show",
     "target",

@@ -1,8 +1,8 @@
-"""Execution of a parsed program and the canonical key; grade entry point.
+"""Execution of a parsed program with SymPy and the canonical key; grade entry point.
 
 Every execution failure is ``incorrect``. A program's outcome depends only on the reference and
-the program value, so outcomes are memoised in ``ParsedRef.memo`` (bounded); the symbolic
-transitions themselves are memoised in :mod:`.algebra` across references.
+the program value, so outcomes are memoised in ``ParsedRef.memo`` (bounded, :mod:`.program`);
+the symbolic transitions themselves are memoised in :mod:`.algebra` across references.
 """
 
 from __future__ import annotations
@@ -12,17 +12,15 @@ from typing import Any
 
 from sympy import Expr
 
-from modebench.bounded_cache import EXPANSION, OVERHEAD, REFERENCE_BUDGET
-from modebench.domains._protocol import Correct, Incorrect, Malformed
+from modebench.domains._protocol import Correct
+from modebench.domains.mathir import as_sympy
 from modebench.domains.mathir.algebra import X, apply, probe_isolates, unrepresentable_term
 from modebench.domains.mathir.algebra import value as side_value
 from modebench.domains.mathir.expr import EvalError
-from modebench.domains.mathir.parse import ProgramError, candidate, parse_free_program, parse_menu_program
-from modebench.domains.mathir.reference import MEMO_LIMIT, Command, ParsedRef, command
-
-
-class _Fail(Exception):
-    pass
+from modebench.domains.mathir.program import Fail as _Fail
+from modebench.domains.mathir.program import grade as grade_program
+from modebench.domains.mathir.program import outcome as program_outcome
+from modebench.domains.mathir.reference import Command, ParsedRef, command
 
 
 def terminal_error(ref: ParsedRef, lhs: Expr, rhs: Expr) -> str | None:
@@ -71,51 +69,16 @@ def trajectory(ref: ParsedRef, commands: Sequence[Command]) -> list[str]:
 def outcome(
     ref: ParsedRef, program: tuple[Any, ...], commands: Callable[[], list[Command]]
 ) -> tuple[bool, str]:
-    """(True, canonical key) or (False, reason), memoised per program value.
-
-    ``commands`` builds the executable steps lazily, so a memo hit costs only the lookup.
-    """
-    hit = ref.memo.get(program)
-    if hit is not None:
-        return hit
-    try:
-        result = (True, ref.prefix + ">".join(trajectory(ref, commands())))
-    except _Fail as exc:
-        result = (False, str(exc))
-    global _memo_bytes
-    if len(ref.memo) < MEMO_LIMIT and _memo_bytes < MEMO_BUDGET:
-        ref.memo[program] = result
-        _memo_bytes += OVERHEAD + EXPANSION * (len(program) + len(result[1]))
-    return result
-
-
-#: Bytes counted over the memos of every reference this worker parsed (never decreased when a
-#: reference is dropped: counting too much only stops memoising early, which costs time, never a
-#: verdict). Bounded in bytes like the worker's other caches (``modebench.bounded_cache``).
-MEMO_BUDGET = REFERENCE_BUDGET // 2
-_memo_bytes = 0
+    """(True, canonical key) or (False, reason), memoised per program value (:func:`.program.outcome`)."""
+    return program_outcome(ref, program, commands, trajectory)
 
 
 def grade(level: int, ref: ParsedRef, text: str) -> Correct:
     """Extraction → grammar (malformed) → execution (incorrect) → canonical key."""
-    found = candidate(text)
-    if found is None:
-        raise Malformed("invalid response surface")
-    try:
-        if ref.menu:
-            ids = parse_menu_program(found, ref.action_ids, ref.max_steps)
-            ok, detail = outcome(ref, ids, lambda: [ref.actions[i] for i in ids])
-        else:
-            steps = parse_free_program(found, ref.symbols, ref.max_steps)
-            ok, detail = outcome(ref, steps, lambda: [command(op, arg, ref.bindings) for op, arg in steps])
-    except ProgramError as exc:
-        raise Malformed(str(exc)) from None
-    if not ok:
-        raise Incorrect(detail)
-    return Correct(detail)
+    return grade_program(ref, text, trajectory, command)
 
 
-def support(ref: ParsedRef) -> dict[str, tuple[str, ...]]:
+def support(ref: Any) -> dict[str, tuple[str, ...]]:
     """Every admitted canonical key of a menu reference with one witness ID sequence.
 
     Depth-first over action IDs in menu order with a per-path visited set seeded with the
@@ -124,6 +87,7 @@ def support(ref: ParsedRef) -> dict[str, tuple[str, ...]]:
     A last step can only be recorded if one side becomes exactly ``x``; :func:`probe_isolates`
     rules most of those out numerically before any ``cancel`` is paid for.
     """
+    ref = as_sympy(ref)  # a table-decided reference: its SymPy twin
     found: dict[str, tuple[str, ...]] = {}
 
     def walk(

@@ -6,26 +6,32 @@ distinct transition it meets. Since a normalised side's printed key determines t
 §3.4 d — checked for every entry when the table is built), a transition is fully determined by
 ``(printed side, operator, printed argument)``, and so is its printed result. The table holds
 those results for every transition the support search of the generator's family templates
-visits (keys never see the bindings, so every reference of a family shares them), plus the
-families' initial sides; it is used only under the SymPy version that built it, and anything
-not in it is computed by ``cancel`` as before. See ``docs/performance.md``.
+visits (keys never see the bindings, so every reference of a family shares them), the
+families' initial sides, and the printed form of every menu argument of the families (what
+SymPy's constructors make of the argument's tree, before any ``cancel``). It is used only under
+the SymPy version that built it, and anything not in it is computed by ``cancel`` as before.
+
+This module never imports SymPy: the table-only path (:mod:`.tabled`) reads it in a process
+that has not loaded SymPy. The version of the SymPy that *would* be imported is read from that
+very package's ``release.py`` (found where ``import sympy`` would find it, without running it).
+See ``docs/performance.md``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-
-import sympy
-from sympy import Add, Expr, Integer, Mul, Pow, Rational, Symbol
 
 PATH = Path(__file__).with_name("transitions.json")
 SCHEMA = "modebench-mathir-transitions-v1"
 MISS = object()  # not in the table: compute it
 
 _TOKEN_SPLIT = ",()"
+_RELEASE_VERSION = re.compile(r'^__version__\s*=\s*"([^"\\]+)"\s*$', re.MULTILINE)
 
 
 class _Table:
@@ -35,6 +41,30 @@ class _Table:
         #: For each transition whose result is not representable (None above): the first term
         #: outside the tree kinds, as ``algebra.unrepresentable_term`` computes it.
         self.terms: dict[str, str] = {}
+        #: Raw argument tree text → the printed SymPy form of that tree (None: not printable).
+        self.arguments: dict[str, str | None] = {}
+
+
+def sympy_version() -> str | None:
+    """The version of the SymPy ``import sympy`` would load, without importing it (None: unknown).
+
+    ``sympy/__init__.py`` takes ``__version__`` from ``sympy/release.py``; reading that file
+    where the import system would find the package gives the same string. Anything unexpected
+    (no SymPy, a namespace package, another layout) answers None, and the table is not used.
+    """
+    try:
+        spec = importlib.util.find_spec("sympy")
+    except (ImportError, ValueError):
+        return None
+    locations = None if spec is None else spec.submodule_search_locations
+    if not locations:
+        return None
+    try:
+        text = (Path(next(iter(locations))) / "release.py").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = _RELEASE_VERSION.findall(text)
+    return found[0] if len(found) == 1 else None
 
 
 @lru_cache(maxsize=1)
@@ -44,12 +74,14 @@ def _load() -> _Table:
         raw: Any = json.loads(PATH.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return table
-    if not isinstance(raw, dict) or raw.get("schema") != SCHEMA or raw.get("sympy") != sympy.__version__:
+    if not isinstance(raw, dict) or raw.get("schema") != SCHEMA or raw.get("sympy") != sympy_version():
         return table  # built under another SymPy: its cancel might print differently
     table.sides = raw["sides"]
     table.transitions = raw["transitions"]
     terms = raw.get("unsupported_terms")
     table.terms = terms if isinstance(terms, dict) else {}
+    arguments = raw.get("arguments")
+    table.arguments = arguments if isinstance(arguments, dict) else {}
     return table
 
 
@@ -75,6 +107,11 @@ def lookup_side(tree_text: str) -> Any:
     return _load().sides.get(side_key(tree_text), MISS)
 
 
+def lookup_argument(tree_text: str) -> Any:
+    """The printed SymPy form of a raw argument tree (None: not printable) or MISS."""
+    return _load().arguments.get(tree_text, MISS)
+
+
 def tree_text(tree: Any) -> str:
     """The raw tree in the expression language's own syntax (``add(mul(a,x),b)``)."""
     if isinstance(tree, str):
@@ -82,7 +119,8 @@ def tree_text(tree: Any) -> str:
     return str(tree[0]) + "(" + ",".join(tree_text(child) for child in tree[1:]) + ")"
 
 
-def _tokens(text: str) -> list[str]:
+def tokens(text: str) -> list[str]:
+    """A printed key split into names, integers and the characters ``,()``."""
     out: list[str] = []
     current = ""
     for char in text:
@@ -98,49 +136,24 @@ def _tokens(text: str) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=32768)
-def rebuild(printed: str) -> Expr:
-    """The SymPy object a printed key stands for, built with SymPy's evaluating constructors."""
-    tokens = _tokens(printed)
-    position = 0
+def __getattr__(name: str) -> Any:
+    # ``rebuild`` makes SymPy objects, so it lives with the SymPy layer; kept reachable here.
+    if name == "rebuild":
+        from modebench.domains.mathir.algebra import rebuild  # noqa: PLC0415 - SymPy-backed, loaded on first use
 
-    def parse() -> Expr:
-        nonlocal position
-        token = tokens[position]
-        position += 1
-        if position < len(tokens) and tokens[position] == "(":
-            position += 1
-            parts = [parse()]
-            while tokens[position] == ",":
-                position += 1
-                parts.append(parse())
-            position += 1  # ")"
-            if token == "add":
-                return Add(*parts)
-            if token == "mul":
-                return Mul(*parts)
-            if token == "inv":
-                return Pow(parts[0], -1)
-            if token == "rat":
-                return Rational(parts[0], parts[1])
-            raise ValueError(f"unknown node {token!r}")
-        if token.lstrip("-").isdigit():
-            return Integer(int(token))
-        return Symbol(token)
-
-    expr = parse()
-    if position != len(tokens):
-        raise ValueError(f"trailing tokens in {printed!r}")
-    return expr
+        return rebuild
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
     "MISS",
     "PATH",
     "SCHEMA",
+    "lookup_argument",
     "lookup_side",
     "lookup_term",
     "lookup_transition",
-    "rebuild",
+    "sympy_version",
+    "tokens",
     "tree_text",
 ]

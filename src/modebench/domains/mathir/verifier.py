@@ -273,3 +273,13 @@ __all__ = [
     "validate_mathir_algebra",
     "validate_reference",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # 0.4.0's module imported SymPy at its top, so ``modebench.mathir.sympy`` was reachable; here
+    # SymPy is loaded only when something asks for it (docs/performance.md, "MathIR without SymPy").
+    if name == "sympy":
+        import sympy  # noqa: PLC0415 - loaded on first use
+
+        return sympy
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

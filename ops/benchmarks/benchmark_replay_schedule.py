@@ -12,7 +12,7 @@ Banks of 16k, 160k and 640k entries (16 modes per prompt: 1k, 10k and 40k prompt
 * ``state``: the size of ``ReMaxBank.save``'s file and of ``ModeBank.state_dict()`` as JSON, and
   the Re:Max bank's save and load times.
 
-    python ops/benchmark_replay_schedule.py [--sizes 16000,160000,640000] [--calls 2000] [--output FILE]
+    python ops/benchmarks/benchmark_replay_schedule.py [--sizes 16000,160000,640000] [--calls 2000] [--output FILE]
 
 The load average is recorded before and after: the figures depend on the machine and its load.
 """
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
 from modebench.rl import ModeBank, ReMaxBank  # noqa: E402

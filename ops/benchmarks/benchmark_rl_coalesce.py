@@ -13,7 +13,7 @@ fresh pool whose workers were started and warmed on other prompts first (so no r
 ``per_call``     the same 32 threads calling ``BatchGrader.grade`` with one completion each (the
                  behaviour before coalescing: the grader's lock serialises them).
 
-    .venv/bin/python ops/benchmark_rl_coalesce.py --rounds 5
+    .venv/bin/python ops/benchmarks/benchmark_rl_coalesce.py --rounds 5
 
 Prints one JSON object: medians in seconds, the pool batches each burst took, the load average.
 """
@@ -30,7 +30,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from modebench.domains import plugin  # noqa: E402
 from modebench.rl import BatchGrader, Completion, trainer_rows  # noqa: E402
