@@ -26,8 +26,9 @@ from modebench.api_types import (
 )
 from modebench.contracts import Domain, normalize_level
 from modebench.diagnostics import VerifierExecutionError
-from modebench.engine import Execution, RunSpec, evaluate
+from modebench.engine import Execution, ProgressCallback, RunSpec, evaluate
 from modebench.engine.outcome import evaluation_receipt
+from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
 from modebench.validation import InputError
 
 if TYPE_CHECKING:
@@ -165,17 +166,14 @@ def evaluate_suite(
     """
     from modebench.suite.runs import evaluate_suite as _evaluate_suite
 
-    return _evaluate_suite(
-        input_dir,
-        output_dir,
-        configs,
-        options=options,
+    execution = Execution(
         resume=resume,
         workers=workers,
-        progress=cast(Callable[[dict[str, Any]], None] | None, progress),
+        progress=cast(ProgressCallback | None, progress),
         backend=backend,
         cluster_address=cluster_address,
     )
+    return _evaluate_suite(input_dir, output_dir, configs, options, execution)
 
 
 def make_prompt(task: Task, condition: str = "registered_hints_v1") -> list[ChatMessage]:
@@ -217,9 +215,14 @@ def evaluate_file(
     # The caller's run metadata is copied: the spec holds it for the whole run.
     chosen = dataclasses.replace(chosen, run=copy.deepcopy(chosen.run))
     execution = Execution(
-        work_dir, resume, workers, cast(Callable[[dict[str, Any]], None] | None, progress), backend,
-        cluster_address, shard,
-    )  # fmt: skip
+        work_dir=work_dir,
+        resume=resume,
+        workers=workers,
+        progress=cast(ProgressCallback | None, progress),
+        backend=backend,
+        cluster_address=cluster_address,
+        shard=shard,
+    )
     spec = RunSpec.build(input_path, output_path, chosen, execution)
     return evaluation_receipt(spec, evaluate(spec), input_path)
 
@@ -245,7 +248,7 @@ def generate_responses(
     retry_failed: bool = False,
     progress: Callable[[dict[str, Any]], None] | None = None,
     receipt: PathLike | None = None,
-    min_defined_prompts: int = 30,
+    min_defined_prompts: int = DEFAULT_MIN_DEFINED_PROMPTS,
     copy_to: IO[bytes] | None = None,
 ) -> GenerationResult:
     """Sample ``settings.k`` draws per prompt from an OpenAI-compatible endpoint (``docs/generate.md``).

@@ -21,7 +21,8 @@ from modebench.engine import pipeline
 from modebench.engine.checkpoint import graded_rows
 from modebench.engine.grading import COMMIT_PROMPTS, COMMIT_SECONDS
 from modebench.engine.preflight import PLUGINS_KEY, PREFLIGHT_KEYS
-from modebench.engine.spec import Execution, Progress, RunSpec, work_directory
+from modebench.engine.spec import Execution, RunSpec, work_directory
+from modebench.engine.spec import ProgressCallback as Progress
 from modebench.failures import policy
 from modebench.identity import canonical, file_sha256, software_identity
 from modebench.intake.ids import PromptIds
@@ -138,7 +139,16 @@ def evaluate_file(
                 shard=shard, limit=limit, spooled=spooled, prompt_ids=prompt_ids, unscorable=unscorable,
                 grader=hooked,
             )  # fmt: skip
-    execution = Execution(work_dir, resume, workers, progress, backend, cluster_address, shard, grader)
+    execution = Execution(
+        work_dir=work_dir,
+        resume=resume,
+        workers=workers,
+        progress=progress,
+        backend=backend,
+        cluster_address=cluster_address,
+        shard=shard,
+        grader=grader,
+    )
     spec = RunSpec.build(input_path, output_path, options, execution)
     if spooled:
         spec = dataclasses.replace(spec, spooled=True)

@@ -26,7 +26,7 @@ from modebench.receipt.records import Execution, ReceiptMeta
 from modebench.receipt.schema import JOURNAL_NAME, MAX_RESULT_LINE_BYTES, RESULT_FORMAT, SHARD_SCHEMA
 from modebench.receipt.tallies import tally_results
 from modebench.receipt.writer import journal_reference, receipt_text, shard_receipt_text
-from modebench.validation import InputError, loads
+from modebench.validation import InputError, loads, output_exists
 
 #: Receipt fields every shard of one run must share (created_at and history may differ).
 _SHARED = ("records_sha256", "input_sha256", "software", "run", "generation_metadata_status", "run_sha256")
@@ -120,7 +120,7 @@ def merge(
         raise InputError("merge needs at least one shard receipt")
     output = destination(output_path)  # a link there is refused, never followed
     if output.exists():
-        raise InputError(f"output already exists: {output}")
+        raise output_exists(output)
     directory = output.with_name(output.name + ".work")
     if directory.exists():
         raise InputError(f"work directory already exists: {directory}")

@@ -24,6 +24,7 @@ from modebench.cli._common import (
     print_json,
 )
 from modebench.diagnostics import VerifierExecutionError
+from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
 from modebench.validation import InputError
 
 __all__ = ["UNSCORABLE_OPTION", "add_commands", "reference_formats", "with_reference_formats"]
@@ -92,21 +93,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.progress_every is not None and args.progress_every < 0:
         raise InputError("--progress-every must be nonnegative")
     config, suite = configs_of(args)
-    options = EvaluationOptions(
-        min_defined_prompts=args.min_defined_prompts,
-        run_file=args.run,
-        data_root=args.data_root,
-        config=config,
-        split=args.split,
-        allow_partial=args.allow_partial,
-        registry=args.registry,
-        cache_dir=args.cache_dir,
-        offline=args.offline,
-        keep_checkpoint=args.keep_work,
-        limit=args.limit,
-        unscorable=args.unscorable,
-        ids=args.ids,
-    )
+    options = EvaluationOptions.from_args(args, config)
     if suite is not None:
         return _evaluate_suite(args, parser, suite, options)
     try:
@@ -220,7 +207,7 @@ def add_commands(commands: Any) -> None:
     evaluate_cmd.add_argument(
         "--min-defined-prompts",
         type=int,
-        default=30,
+        default=DEFAULT_MIN_DEFINED_PROMPTS,
         help="prompts with PCMD defined needed before PCMD is reportable",
     )
     evaluate_cmd.add_argument(

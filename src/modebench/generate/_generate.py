@@ -27,7 +27,8 @@ from modebench.generate._plan import (
 from modebench.generate._pregrade import PreGrader
 from modebench.generate._settings import GenerationSettings
 from modebench.generate._shards import send_sharded
-from modebench.validation import InputError
+from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
+from modebench.validation import InputError, output_exists
 
 __all__ = ["GENERATE_EXTRA_MESSAGE", "GenerationResult", "generate_responses"]
 
@@ -117,7 +118,7 @@ def generate_responses(
     retry_failed: bool = False,
     progress: Callable[[dict[str, Any]], None] | None = None,
     receipt: PathLike | None = None,
-    min_defined_prompts: int = 30,
+    min_defined_prompts: int = DEFAULT_MIN_DEFINED_PROMPTS,
     copy_to: IO[bytes] | None = None,
 ) -> GenerationResult:
     """Sample ``settings.k`` draws per prompt of ``source`` into an evaluate-ready JSONL file.
@@ -135,9 +136,9 @@ def generate_responses(
     draws_file = _output.draws_path(out)
     ledger_file = _output.ledger_path(out)
     if out.exists() and not retry_failed:
-        raise InputError(f"output already exists: {os.fspath(out)}")
+        raise output_exists(out)
     if receipt is not None and Path(receipt).exists():
-        raise InputError(f"output already exists: {os.fspath(receipt)}")
+        raise output_exists(receipt)
     if receipt is not None and not isinstance(source, (FrozenSplitSource, TaskFileSource)):
         raise InputError("evaluation right after generation needs a frozen config or a task file")
     loaded = load_prompts(source, settings.prompt_condition)

@@ -24,7 +24,7 @@ from modebench.ingest._matching import PromptIndex
 from modebench.ingest._source import ReadOptions, SourcePrompt
 from modebench.ingest._templates import load_tokenizer
 from modebench.publish import destination, exclusive_temporary, publish_new
-from modebench.validation import InputError
+from modebench.validation import InputError, output_exists
 
 __all__ = [
     "FORMATS",
@@ -149,7 +149,7 @@ def ingest(
             return
         target = step_path(out, step) if stepped and step is not None else out
         if os.path.lexists(target):  # never overwritten (the source itself included)
-            raise InputError(f"output already exists: {target}")
+            raise output_exists(target)
         try:
             temporary, handle = exclusive_temporary(target)
             written.append((temporary, target))

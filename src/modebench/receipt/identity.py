@@ -1,31 +1,45 @@
 """The checkpoint identity: what a run's receipt (``execution.identity_sha256``) and its resume bind.
 
-One rule decides which options enter it (like ``datasets``' fingerprinting): the five options of
-ModeBench 0.4.0 always, every later option only when it differs from its default, so a run that
-uses none of them has the identity 0.4.0 computes and its checkpoints and receipts stay valid.
+One rule, derived from the options' own fields (as ``datasets``' fingerprinting derives the hashed
+arguments from a signature and drops those equal to their defaults): each field of
+:class:`modebench.api_types.EvaluationOptions` marked ``"always"`` (ModeBench 0.4.0's five) is
+bound; each marked ``"unless-default"`` only when it differs from its default; an unmarked field
+never. Adding an option is adding a field with its mark, and a run that leaves every later option
+at its default has the identity 0.4.0 computes, so its checkpoints and receipts stay valid.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
+from modebench.api_types import EvaluationOptions
 from modebench.receipt.schema import CHECKPOINT_SCHEMA, MAX_INPUT_LINE_BYTES, MAX_RESPONSES_PER_PROMPT
 
-#: The options of ModeBench 0.4.0: always bound.
-BASE_OPTIONS: Final = ("min_defined_prompts", "run", "config", "split", "allow_partial")
-#: Options added since, with the default that keeps them out of the identity.
-LATER_DEFAULTS: Final[Mapping[str, Any]] = {"prompt_ids": None, "limit": None, "unscorable": "fail-run"}
+__all__ = ["bound_options", "checkpoint_identity", "identity_fields"]
 
-__all__ = ["BASE_OPTIONS", "LATER_DEFAULTS", "bound_options", "checkpoint_identity"]
+
+def identity_fields() -> tuple[tuple[str, str, bool, Any], ...]:
+    """``(field, identity name, always, default)`` for each marked option, in field order."""
+    return tuple(
+        (item.name, item.metadata["identity_name"] or item.name, item.metadata["identity"] == "always", item.default)
+        for item in dataclasses.fields(EvaluationOptions)
+        if "identity" in item.metadata
+    )
 
 
 def bound_options(values: Mapping[str, Any]) -> dict[str, Any]:
-    """The options an identity binds: ``BASE_OPTIONS``, then each later one unless it is its default."""
-    options = {name: values[name] for name in BASE_OPTIONS}
-    for name, default in LATER_DEFAULTS.items():
-        if values.get(name, default) != default:
-            options[name] = values[name]
+    """The options an identity binds, by identity name, from ``values`` keyed by field name.
+
+    A value is the option as it enters the run (the validated run metadata; the listed prompt
+    ids, in order); a field missing from ``values`` is at its default.
+    """
+    options: dict[str, Any] = {}
+    for name, key, always, default in identity_fields():
+        value = values.get(name, default)
+        if always or value != default:
+            options[key] = value
     return options
 
 

@@ -169,15 +169,12 @@ def check_identity(payload: dict[str, Any]) -> None:
     # third-party plug-ins it used (the receipt adds them at publication).
     software = {key: value for key, value in software.items() if key != "plugins"}
     for run in (payload.get("run"), None):
+        # What a custom run's receipt records of its options; the rest are at their defaults.
         options = bound_options(
             {
                 "min_defined_prompts": payload["evaluation"].get("min_defined_prompts"),
                 "run": run,
-                "config": None,
-                "split": "eval",
-                "allow_partial": False,
-                # a selection of the input (an id list), and a non-default unscorable policy
-                "prompt_ids": dataset.get("prompt_ids"),
+                "ids": dataset.get("prompt_ids"),
                 "unscorable": payload["evaluation"].get("unscorable", policy.FAIL_RUN),
             }
         )

@@ -24,7 +24,7 @@ from modebench.diagnostics import VerifierExecutionError
 from modebench.engine import Execution, RunSpec, evaluate
 from modebench.suite.configs import expand_configs
 from modebench.suite.summary import SCHEMA, SUMMARY_NAME, config_entry, write_summary
-from modebench.validation import InputError, OptionError, positive_integer
+from modebench.validation import InputError, OptionError, output_exists, positive_integer
 
 __all__ = ["evaluate_suite", "prepare_suite"]
 
@@ -48,7 +48,7 @@ def prepare_suite(
 
     target = Path(directory)
     if target.exists():
-        raise InputError(f"output already exists: {os.fspath(directory)}")
+        raise output_exists(directory)
     if limit is not None:
         positive_integer(limit, "limit", option=True)
     names = expand_configs(configs, split, registry=registry, offline=offline, cache_dir=cache_dir)
@@ -98,26 +98,24 @@ def evaluate_suite(
     input_dir: PathLike,
     output_dir: PathLike,
     configs: str | Sequence[str],
-    *,
     options: EvaluationOptions | None = None,
-    resume: bool = False,
-    workers: int = 1,
-    progress: Callable[[dict[str, Any]], None] | None = None,
-    backend: str = "local",
-    cluster_address: str | None = None,
+    execution: Execution = Execution(),
 ) -> dict[str, Any]:
     """Evaluate ``input_dir/<config>.jsonl`` per configuration into ``output_dir``; write ``suite.json``.
 
-    ``options`` apply to every configuration (its ``config`` must be unset). A configuration whose
-    reference validation fails gets its failure receipt and the suite goes on; an input error
-    stops the suite (finished receipts stay; ``resume`` continues). Progress events carry ``config``.
+    ``options`` and ``execution`` apply to every configuration (``options.config`` must be unset;
+    each configuration's checkpoint is beside its receipt, so ``work_dir`` and ``shard`` are not
+    used). A configuration whose reference validation fails gets its failure receipt and
+    the suite goes on; an input error stops the suite (finished receipts stay;
+    ``execution.resume`` continues). Progress events carry ``config``.
     """
+    resume, progress = execution.resume, execution.progress
     chosen = options if options is not None else EvaluationOptions()
     if chosen.config is not None:
         raise OptionError("suite_config", "a suite takes its configurations as configs, not options.config")
     source, target = Path(input_dir), Path(output_dir)
     if target.exists() and not resume:
-        raise InputError(f"output already exists: {os.fspath(output_dir)}")
+        raise output_exists(output_dir)
     names = expand_configs(
         configs, chosen.split, registry=chosen.registry, offline=chosen.offline, cache_dir=chosen.cache_dir
     )
@@ -138,17 +136,17 @@ def evaluate_suite(
                 entries.append(config_entry(name, receipt, target, path.name))
                 continue  # a failure receipt is final: resuming reports it again
             try:
-                execution = Execution(
+                settings = dataclasses.replace(
+                    execution,
+                    work_dir=None,
+                    shard=None,
                     # a configuration the stopped suite never reached simply starts
                     resume=resume
                     and (receipt.exists() or receipt.with_name(receipt.name + ".work").exists()),
-                    workers=workers,
                     progress=events,
-                    backend=backend,
-                    cluster_address=cluster_address,
                 )
                 options = dataclasses.replace(chosen, config=name, run=copy.deepcopy(chosen.run))
-                evaluate(RunSpec.build(path, receipt, options, execution))
+                evaluate(RunSpec.build(path, receipt, options, settings))
             except VerifierExecutionError:
                 pass  # its failure receipt is published; the summary lists it as failed
             entries.append(config_entry(name, receipt, target, path.name))
