@@ -13,7 +13,8 @@ import pytest
 from modebench import _prepare, streaming
 from modebench.backends import unprepared
 from modebench.engine import preflight as engine_preflight
-from modebench.evaluation import Options, Preflight
+from modebench.api_types import EvaluationOptions
+from modebench.evaluation import Preflight
 from modebench.identity import canonical, sha256_text
 from modebench.parallel import ParallelGrader
 from modebench.validation import InputError
@@ -44,7 +45,7 @@ def _record(index: int, domain: str, **extra: Any) -> dict[str, Any]:
 def _in_process(number: int, record: dict[str, Any], run: dict[str, Any] | None) -> str:
     """The prepared text the parent's own path stores for ``record``."""
     with ParallelGrader(1) as grader:
-        preflight = Preflight(Options(run=run), validate=grader.reference_check)
+        preflight = Preflight(EvaluationOptions(run=run), validate=grader.reference_check)
         prepared = preflight.accept(record, f"line {number}")
         raw_text = canonical(record)
         bound = preflight.bind(prepared)
