@@ -63,7 +63,7 @@ def _resolved(spec: RunSpec) -> Summary:
             options.config, options.split, options.data_root, options.cache_dir, options.offline, spec.registry
         ).open()
         spec = dataclasses.replace(
-            spec, options=dataclasses.replace(options, data_root=root), registry=registry
+            spec, options=dataclasses.replace(options, data_root=os.fspath(root)), registry=registry
         )
     try:
         return pipeline.run(spec)

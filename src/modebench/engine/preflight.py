@@ -126,8 +126,8 @@ def run_preflight(
         # Workers preflight the lines; what needs the whole input's state stays here, in input
         # order. A line a worker did not prepare, or prepared under a run this preflight no
         # longer has, takes the in-process path.
-        assumed = assumed_run_digest(spec.options.run)
-        for number, line, reply in grader.prepared_lines(spec.options.run, lines):
+        assumed = assumed_run_digest(spec.run)
+        for number, line, reply in grader.prepared_lines(spec.run, lines):
             if reply is None or preflight.run_digest != assumed or not store.prepared(number, reply):
                 store.record(number, decoded(number, line))
     else:

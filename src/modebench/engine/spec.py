@@ -158,7 +158,7 @@ class RunSpec:
             return self
         run = validate_run(loads(read_capped(self.pending_run_file, "run")))
         return dataclasses.replace(
-            self, options=dataclasses.replace(self.options, run=run), pending_run_file=None
+            self, options=dataclasses.replace(self.options, run=cast(RunMetadata, run)), pending_run_file=None
         )
 
     def identity(self, input_sha: str, frozen: Any, software: dict[str, Any]) -> dict[str, Any]:

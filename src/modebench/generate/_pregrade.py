@@ -15,6 +15,7 @@ error or a stopped thread only leaves prompts out of the memo, and the evaluatio
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Iterable
@@ -144,6 +145,8 @@ class PreGrader:
             source.config, source.split, root, None, False, source.registry
         ).open()
         split = cast(Split, source.split)
-        options = check_options(EvaluationOptions(data_root=data_root, config=source.config, split=split))
-        frozen = open_frozen(options.data_root, source.config, source.split, False, registry, None)
+        options = check_options(
+            EvaluationOptions(data_root=os.fspath(data_root), config=source.config, split=split)
+        )
+        frozen = open_frozen(data_root, source.config, source.split, False, registry, None)
         return Preflight(options, frozen, validate=self.grader.reference_check)

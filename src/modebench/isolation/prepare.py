@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from modebench import domains
+from modebench.api_types import EvaluationOptions, RunMetadata
 from modebench.diagnostics import MAX_REPLY_BYTES, UNSCORABLE
 from modebench.identity import canonical, digest_json, sha256_text
 from modebench.intake.preflight import Preflight, prepared_text
@@ -115,7 +116,7 @@ def prepare_lines(
     # One preflight serves the request: its duplicate set and counts are never read (the
     # parent owns those). Its reference cache is the worker's, kept across requests as the
     # parent's lasts a whole preflight (bounded by the same size: a cache, so memory stays flat).
-    preflight = Preflight(EvaluationOptions(run=run), validate=validate, seen=_Unclaimed())
+    preflight = Preflight(EvaluationOptions(run=cast(RunMetadata | None, run)), validate=validate, seen=_Unclaimed())
     preflight._references = _REFERENCES
 
     for entry in lines:
