@@ -13,8 +13,8 @@ import time
 from typing import Any
 
 from modebench.cli import _progress
-from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
 from modebench.cli._common import EXIT_FAILED, add_split_options, int_value, print_json
+from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
 
 __all__ = ["add_commands"]
 
@@ -120,7 +120,9 @@ def _generate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             retry_failed=args.retry_failed,
             progress=_Progress(args.progress_every),
             receipt=args.evaluate,
-            min_defined_prompts=args.min_defined_prompts if args.min_defined_prompts is not None else DEFAULT_MIN_DEFINED_PROMPTS,
+            min_defined_prompts=args.min_defined_prompts
+            if args.min_defined_prompts is not None
+            else DEFAULT_MIN_DEFINED_PROMPTS,
             copy_to=sys.stdout.buffer if args.stdout else None,
         )
     except KeyboardInterrupt:

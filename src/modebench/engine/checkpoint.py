@@ -106,7 +106,11 @@ def rederive_pending(
     checkpoint says; a prepared record that does not is refused by its sequence number.
     """
     preflight = Preflight(
-        spec.options, frozen, validate=grader.reference_check, seen=_NoDuplicates(), prompt_ids=spec.prompt_ids
+        spec.options,
+        frozen,
+        validate=grader.reference_check,
+        seen=_NoDuplicates(),
+        prompt_ids=spec.prompt_ids,
     )
     preflight.run, preflight.run_digest = ledger.get("run"), ledger.get("run_sha256")
     for seq, prepared_json in ledger.rows("prepared", f"result IS NULL AND {selection.where()}"):

@@ -50,7 +50,11 @@ def evaluate(spec: RunSpec, stdin: IO[bytes] | None = None) -> Summary:
     except BaseException:
         # Before the checkpoint holds anything, a fresh run leaves nothing behind (the evaluator
         # itself removes a checkpoint whose preflight failed).
-        if not spec.execution.resume and directory.is_dir() and not (directory / _ledger.LEDGER_NAME).exists():
+        if (
+            not spec.execution.resume
+            and directory.is_dir()
+            and not (directory / _ledger.LEDGER_NAME).exists()
+        ):
             _ledger.discard(directory)
         raise
 
@@ -60,7 +64,12 @@ def _resolved(spec: RunSpec) -> Summary:
     if options.config is not None:
         # The registry is read once; the pipeline re-checks the split against it.
         root, registry = SplitSource(
-            options.config, options.split, options.data_root, options.cache_dir, options.offline, spec.registry
+            options.config,
+            options.split,
+            options.data_root,
+            options.cache_dir,
+            options.offline,
+            spec.registry,
         ).open()
         spec = dataclasses.replace(
             spec, options=dataclasses.replace(options, data_root=os.fspath(root)), registry=registry

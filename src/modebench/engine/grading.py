@@ -44,7 +44,12 @@ class _Groups:
     """Results waiting for their commit, and the commit that writes them to the journal."""
 
     def __init__(
-        self, ledger: _ledger.Ledger, journal: Journal, handle: IO[str], progress: ProgressCallback | None, count: int
+        self,
+        ledger: _ledger.Ledger,
+        journal: Journal,
+        handle: IO[str],
+        progress: ProgressCallback | None,
+        count: int,
     ) -> None:
         self.ledger = ledger
         self.journal = journal

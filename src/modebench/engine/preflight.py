@@ -37,7 +37,9 @@ def event(progress: ProgressCallback | None, phase: str, done: int, total: int |
 class _Store:
     """The records of one preflight on their way into the ledger: sequence, digest, first binding error."""
 
-    def __init__(self, ledger: _ledger.Ledger, preflight: Preflight, progress: ProgressCallback | None) -> None:
+    def __init__(
+        self, ledger: _ledger.Ledger, preflight: Preflight, progress: ProgressCallback | None
+    ) -> None:
         self.ledger = ledger
         self.preflight = preflight
         self.progress = progress

@@ -27,10 +27,10 @@ from modebench._datasets.roots import SplitSource
 from modebench.api_types import EvaluationOptions, Split
 from modebench.backends.memo import GradeMemo, MemoGrader
 from modebench.engine.spec import check_options
-from modebench.intake.preflight import Preflight
 from modebench.generate._ledger import Draw
 from modebench.generate._output import response_text
 from modebench.generate._plan import FrozenSplitSource, Loaded, Source
+from modebench.intake.preflight import Preflight
 from modebench.isolation.pool import CHUNK_PROMPTS, ParallelGrader
 
 __all__ = ["PreGrader"]

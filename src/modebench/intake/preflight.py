@@ -23,7 +23,7 @@ from modebench.intake.ids import PromptIds
 from modebench.isolation import client as verifier
 from modebench.prompts import make_messages, messages_sha256, profile_metadata
 from modebench.run_metadata import validate_run
-from modebench.validation import InputError, json_value, positive_integer, with_hint
+from modebench.validation import InputError, json_value, with_hint
 
 __all__ = [
     "RECORD_FIELDS",

@@ -116,7 +116,9 @@ def prepare_lines(
     # One preflight serves the request: its duplicate set and counts are never read (the
     # parent owns those). Its reference cache is the worker's, kept across requests as the
     # parent's lasts a whole preflight (bounded by the same size: a cache, so memory stays flat).
-    preflight = Preflight(EvaluationOptions(run=cast(RunMetadata | None, run)), validate=validate, seen=_Unclaimed())
+    preflight = Preflight(
+        EvaluationOptions(run=cast(RunMetadata | None, run)), validate=validate, seen=_Unclaimed()
+    )
     preflight._references = _REFERENCES
 
     for entry in lines:

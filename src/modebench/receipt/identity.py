@@ -23,7 +23,12 @@ __all__ = ["bound_options", "checkpoint_identity", "identity_fields"]
 def identity_fields() -> tuple[tuple[str, str, bool, Any], ...]:
     """``(field, identity name, always, default)`` for each marked option, in field order."""
     return tuple(
-        (item.name, item.metadata["identity_name"] or item.name, item.metadata["identity"] == "always", item.default)
+        (
+            item.name,
+            item.metadata["identity_name"] or item.name,
+            item.metadata["identity"] == "always",
+            item.default,
+        )
         for item in dataclasses.fields(EvaluationOptions)
         if "identity" in item.metadata
     )

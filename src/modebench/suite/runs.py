@@ -99,7 +99,7 @@ def evaluate_suite(
     output_dir: PathLike,
     configs: str | Sequence[str],
     options: EvaluationOptions | None = None,
-    execution: Execution = Execution(),
+    execution: Execution | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``input_dir/<config>.jsonl`` per configuration into ``output_dir``; write ``suite.json``.
 
@@ -109,6 +109,7 @@ def evaluate_suite(
     the suite goes on; an input error stops the suite (finished receipts stay;
     ``execution.resume`` continues). Progress events carry ``config``.
     """
+    execution = execution if execution is not None else Execution()
     resume, progress = execution.resume, execution.progress
     chosen = options if options is not None else EvaluationOptions()
     if chosen.config is not None:
