@@ -267,7 +267,7 @@ def generate_responses(
         retry_failed=retry_failed,
         progress=progress,
         receipt=receipt,
-        min_defined_prompts=min_defined_prompts,
+        options=EvaluationOptions(min_defined_prompts=min_defined_prompts),
         copy_to=copy_to,
     )
 
