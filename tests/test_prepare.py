@@ -1,4 +1,4 @@
-"""Preflight on the workers (``modebench._prepare``): the worker's prepared record is the parent's,
+"""Preflight on the workers (``modebench.isolation.prepare``): the worker's prepared record is the parent's,
 anything else is left to the parent, and a run's receipt, journal and errors do not change."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from modebench import _prepare, streaming
+from modebench import streaming
+from modebench.isolation import prepare as _prepare
 from modebench.backends import unprepared
 from modebench.engine import preflight as engine_preflight
 from modebench.api_types import EvaluationOptions

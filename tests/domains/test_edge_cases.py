@@ -31,7 +31,7 @@ from modebench.domains._pipeline import encode_answer, parent_precheck
 from modebench.parallel import grade_prompts
 from modebench.verifier import grade_with_worker
 from modebench.worker_process import BoundedWorker
-from modebench.worker_protocol import decode_line, item_line, item_reply
+from modebench.isolation.protocol import decode_line, item_line, item_reply
 from tests.reference_data import SKIP_REASON, conformance_fixtures
 
 DOCUMENT = json.loads(Path(__file__).with_name("edge_cases.json").read_text("utf-8"))

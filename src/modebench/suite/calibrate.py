@@ -19,7 +19,7 @@ from modebench.identity import file_sha256
 from modebench.publish import atomic_output
 from modebench.stats import chunks
 from modebench.stats.journal import Entry, open_receipt
-from modebench.suite.ids import natural_key, write_ids
+from modebench.intake.ids import natural_key, write_ids
 from modebench.validation import InputError, output_exists, unit_fraction
 
 EASY_ABOVE = 0.8
