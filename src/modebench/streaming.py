@@ -14,12 +14,12 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from modebench import metrics
-from modebench._ledger import checkpoint
 from modebench.api_types import EvaluationOptions
 from modebench.backends import Grader, make_grader, unprepared
 from modebench.engine import pipeline
 from modebench.engine.checkpoint import graded_rows
 from modebench.engine.grading import COMMIT_PROMPTS, COMMIT_SECONDS
+from modebench.engine.ledger import checkpoint
 from modebench.engine.preflight import PLUGINS_KEY, PREFLIGHT_KEYS
 from modebench.engine.spec import Execution, RunSpec, work_directory
 from modebench.engine.spec import ProgressCallback as Progress
@@ -202,8 +202,8 @@ class _CallTimeHooks:
 
 # ModeBench 0.4.0 surface names (docs/compatibility.md).
 from modebench import evaluation  # noqa: E402
-from modebench._ledger import SeenSet as DiskSeen  # noqa: E402
 from modebench.diagnostics import UNSCORABLE  # noqa: E402
+from modebench.engine.ledger import SeenSet as DiskSeen  # noqa: E402
 from modebench.metrics import POOLED, effective_modes, prompt_mode_diversity  # noqa: E402
 
 __all__ += ["DiskSeen", "POOLED", "UNSCORABLE", "effective_modes", "evaluation", "prompt_mode_diversity"]

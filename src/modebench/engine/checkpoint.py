@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from modebench import _ledger, domains
+from modebench import domains
 from modebench.backends import Grader
 from modebench.diagnostics import VerifierExecutionError
+from modebench.engine import ledger as _ledger
 from modebench.engine.preflight import PLUGINS_KEY, PREFLIGHT_KEYS
 from modebench.engine.spec import RunSpec
 from modebench.identity import canonical, digest_json, sha256_text

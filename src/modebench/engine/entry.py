@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from modebench import _ledger
 from modebench._datasets.roots import SplitSource
 from modebench.diagnostics import VerifierExecutionError
+from modebench.engine import ledger as _ledger
 from modebench.engine import pipeline
 from modebench.engine.spec import RunSpec
 from modebench.identity import file_sha256, software_identity

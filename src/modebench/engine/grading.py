@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from modebench import _ledger
 from modebench.backends import Grader
+from modebench.engine import ledger as _ledger
 from modebench.engine.preflight import event
 from modebench.engine.spec import ProgressCallback
 from modebench.failures import policy

@@ -13,9 +13,9 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from modebench import _ledger
 from modebench._datasets.frozen import open_frozen
 from modebench.backends import Grader, make_grader
+from modebench.engine import ledger as _ledger
 from modebench.engine.checkpoint import (
     check_ledger,
     check_plugins,

@@ -12,8 +12,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from modebench import _ledger, domains
+from modebench import domains
 from modebench.backends import Grader
+from modebench.engine import ledger as _ledger
 from modebench.engine.spec import ProgressCallback, RunSpec
 from modebench.identity import canonical, digest_json, sha256_text
 from modebench.intake.lines import decoded, raw_lines, record_id

@@ -16,10 +16,10 @@ from collections import defaultdict
 from typing import Any
 
 from modebench.identity import file_sha256
+from modebench.intake.ids import natural_key, write_ids
 from modebench.publish import atomic_output
 from modebench.stats import chunks
 from modebench.stats.journal import Entry, open_receipt
-from modebench.intake.ids import natural_key, write_ids
 from modebench.validation import InputError, output_exists, unit_fraction
 
 EASY_ABOVE = 0.8
