@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from modebench import guard
+from modebench._datasets.export import prepare_requests
+from modebench._datasets.roots import SplitSource
 from modebench.guard import open_regular
 from modebench.ingest import inspect_log, lm_eval, trl, verl
 from modebench.ingest._matching import PromptIndex
@@ -83,8 +85,6 @@ def prompt_index(
         if tokenizer is not None:
             raise InputError("--tokenizer renders registered prompts: give --registry/--config too")
         return PromptIndex()
-    from modebench._datasets.export import prepare_requests
-    from modebench._datasets.roots import SplitSource
 
     loaded = None if tokenizer is None else load_tokenizer(os.fspath(tokenizer))
     root, source = SplitSource(config, split, data_root, cache_dir, offline, registry).open()

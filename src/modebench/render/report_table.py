@@ -12,8 +12,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from modebench.render.suite_table import suite_table
 from modebench.render.tables import FORMATS, render_table
 from modebench.reporting import read_report, summarize
+from modebench.suite.summary import is_summary
 from modebench.validation import InputError
 
 __all__ = ["REPORT_COLUMNS", "SCHEMA", "report_table"]
@@ -63,13 +65,11 @@ def report_table(receipts: Sequence[str | os.PathLike[str]], fmt: str = "text") 
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown table format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    from modebench.suite.summary import is_summary
 
     summaries = [path for path in receipts if is_summary(path)]
     if summaries:
         if len(receipts) != 1:
             raise InputError(f"a suite summary is reported on its own: {os.fspath(summaries[0])}")
-        from modebench.render.suite_table import suite_table
 
         return suite_table(receipts[0], fmt)
     payloads = [(os.fspath(path), read_report(path)) for path in receipts]

@@ -16,6 +16,7 @@ from typing import Any
 
 from modebench.publish import atomic_output
 from modebench.render import figures
+from modebench.render.html import export_figures
 from modebench.render.page import encodable, esc, figure, number, page, short, table, visible
 from modebench.render.run_section import cell_label
 from modebench.stats.table import StatsTable
@@ -174,7 +175,6 @@ def render_trajectory_html(
 ) -> dict[str, Any]:
     """Write the trajectory page to ``output`` (never overwritten); returns a summary.
     ``figures_dir``: also each figure as a standalone SVG and PDF there (``render.html.export_figures``)."""
-    from modebench.render.html import export_figures
 
     with contextlib.ExitStack() as stack:
         pdfs = stack.enter_context(figures.collect_pdfs()) if figures_dir is not None else None

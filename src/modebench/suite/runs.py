@@ -18,13 +18,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from modebench import __version__
+from modebench._datasets.export import export_requests
+from modebench._datasets.roots import preload_registry
 from modebench._datasets.sources import RegistryLike
 from modebench.api_types import EvaluationOptions
 from modebench.diagnostics import VerifierExecutionError
 from modebench.engine import Execution, RunSpec, evaluate
+from modebench.receipt.schema import FAILURE_SCHEMA
 from modebench.suite.configs import expand_configs
-from modebench.suite.summary import SCHEMA, SUMMARY_NAME, config_entry, write_summary
-from modebench.validation import InputError, OptionError, output_exists, positive_integer
+from modebench.suite.summary import SCHEMA, SUMMARY_NAME, config_entry, read_summary, write_summary
+from modebench.validation import InputError, OptionError, loads, output_exists, positive_integer
 
 __all__ = ["evaluate_suite", "prepare_suite"]
 
@@ -43,8 +47,6 @@ def prepare_suite(
     registry: str | None = None,
 ) -> dict[str, Any]:
     """Write ``directory/<config>.jsonl`` for every configuration; the directory appears whole or not at all."""
-    from modebench._datasets.export import export_requests
-    from modebench._datasets.roots import preload_registry
 
     target = Path(directory)
     if target.exists():
@@ -122,8 +124,6 @@ def evaluate_suite(
     )
     files = _inputs(source, names)
     if resume and (target / SUMMARY_NAME).is_file():
-        from modebench.suite.summary import read_summary
-
         document, _ = read_summary(target / SUMMARY_NAME)  # a finished suite: verified, then reported
         return _result(target, document)
     created = not target.exists()
@@ -170,8 +170,6 @@ def evaluate_suite(
 
 
 def _failed_before(receipt: Path) -> bool:
-    from modebench.receipt.schema import FAILURE_SCHEMA
-    from modebench.validation import loads
 
     if not receipt.is_file():
         return False
@@ -187,7 +185,6 @@ def _tagged(progress: Callable[[dict[str, Any]], None], name: str) -> Callable[[
 
 
 def _version() -> str:
-    from modebench import __version__
 
     return __version__
 
