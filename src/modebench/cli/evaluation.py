@@ -88,7 +88,7 @@ class _SuiteProgress:
 
 
 def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.api import EvaluationOptions, evaluate_file
+    from modebench.api import EvaluationOptions, evaluate_file  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     if args.progress_every is not None and args.progress_every < 0:
         raise InputError("--progress-every must be nonnegative")
@@ -136,7 +136,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _evaluate_suite(
     args: argparse.Namespace, parser: argparse.ArgumentParser, suite: list[str], options: Any
 ) -> int:
-    from modebench.api import evaluate_suite
+    from modebench.api import evaluate_suite  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     if args.work_dir is not None or args.shard is not None or args.ids is not None:
         parser.error("--work-dir, --shard and --ids apply to a single --config")
@@ -160,7 +160,7 @@ def reference_formats() -> str:
 
     Built from the installed plug-ins when help is asked for (no domain is imported otherwise).
     """
-    from modebench import domains
+    from modebench import domains  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     names = domains.names()
     lines = [
@@ -257,7 +257,7 @@ def add_commands(commands: Any) -> None:
             "that in the receipt"
         ),
     )
-    from modebench.cli import backends
+    from modebench.cli import backends  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     backends.add_evaluate_options(evaluate_cmd)
     evaluate_cmd.set_defaults(handler=_evaluate)

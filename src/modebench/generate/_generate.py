@@ -83,7 +83,7 @@ class GenerationResult:
 
 def _require_openai() -> None:
     try:
-        import openai  # noqa: F401
+        import openai  # noqa: F401, PLC0415 - optional extra: generate (openai)
     except ImportError:
         raise InputError(GENERATE_EXTRA_MESSAGE) from None
 

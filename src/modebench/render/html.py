@@ -51,7 +51,7 @@ _TITLE_ID = re.compile(r'<title id="([^"]+)">')
 
 def _require_plot() -> None:
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # noqa: F401, PLC0415 - optional extra: plot (matplotlib)
     except ImportError:
         raise InputError(figures.PLOT_EXTRA_MESSAGE) from None
 

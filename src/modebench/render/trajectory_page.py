@@ -139,7 +139,7 @@ def _cell_section(level: int, domain: str, rows: Mapping[Key, Any], steps: Seque
 
 def require_plot() -> None:
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # noqa: F401, PLC0415 - optional extra: plot (matplotlib)
     except ImportError:
         raise InputError(figures.PLOT_EXTRA_MESSAGE) from None
 

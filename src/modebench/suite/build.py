@@ -97,8 +97,8 @@ def generate_rows(config: str, seed: int, counts: dict[str, int]) -> dict[str, l
 
 def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow as pa  # noqa: PLC0415 - optional extra: data (pyarrow)
+        import pyarrow.parquet as pq  # noqa: PLC0415 - optional extra: data (pyarrow)
     except ImportError:  # pragma: no cover - exercised without the extra
         raise InputError(f"building a release requires the 'data' extra: {install_hint('data')}") from None
     columns = list(rows[0])
