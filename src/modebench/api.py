@@ -29,6 +29,7 @@ from modebench.diagnostics import VerifierExecutionError
 from modebench.engine import Execution, ProgressCallback, RunSpec, evaluate
 from modebench.engine.outcome import evaluation_receipt
 from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
+from modebench.receipt import reader as _reader
 from modebench.validation import InputError
 
 if TYPE_CHECKING:
@@ -273,12 +274,10 @@ def generate_responses(
 
 
 def _cell(cell: dict[str, Any], recorded: frozenset[str]) -> CellSummary:
-    from modebench.reporting import cell_domain  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
-
     pcmd = cell["pcmd"]
     return CellSummary(
         level=normalize_level(cell["level"]),
-        domain=cast(Domain, cell_domain(cell["domain"], recorded)),
+        domain=cast(Domain, _reader.cell_domain(cell["domain"], recorded)),
         k=int(cell["k"]),
         accuracy=cell["accuracy"],
         pass_at_k=cell["pass_at_k"],
@@ -297,24 +296,18 @@ def _cell(cell: dict[str, Any], recorded: frozenset[str]) -> CellSummary:
 
 def read_report(path: PathLike) -> Report:
     """Load and validate a v3/v4 receipt (v4: the journal hash too). Check ``status`` first."""
-    from modebench.reporting import read_report as _read_report  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
-    from modebench.reporting import recorded_plugins  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
-
-    payload = _read_report(path)
-    recorded = recorded_plugins(payload)
+    receipt = _reader.read_report(path)
     return Report(
-        schema=str(payload["schema"]),
-        status=cast(EvaluationStatus, payload["evaluation"]["status"]),
-        cells=tuple(_cell(cell, recorded) for cell in payload["cells"]),
-        input_sha256=payload.get("input_sha256"),
+        schema=receipt.schema,
+        status=cast(EvaluationStatus, receipt.status),
+        cells=tuple(_cell(cell, receipt.plugins) for cell in receipt.cells),
+        input_sha256=receipt.input_sha256,
     )
 
 
 def iter_results(path: PathLike) -> Iterator[PromptResult]:
     """Per-prompt results (v4: input order from the verified journal)."""
-    from modebench.reporting import iter_prompt_results  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
-
-    for item in iter_prompt_results(path):
+    for item in _reader.iter_prompt_results(path):
         yield cast(PromptResult, item)
 
 

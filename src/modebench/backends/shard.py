@@ -22,7 +22,7 @@ from modebench.identity import file_sha256
 from modebench.intake.shards import WHOLE, Shard, parse_shard
 from modebench.publish import atomic_output, destination
 from modebench.receipt.reader import incomplete_entry
-from modebench.receipt.records import Execution, ReceiptMeta
+from modebench.receipt.records import ExecutionBlock, ReceiptMeta
 from modebench.receipt.schema import JOURNAL_NAME, MAX_RESULT_LINE_BYTES, RESULT_FORMAT, SHARD_SCHEMA
 from modebench.receipt.tallies import tally_results
 from modebench.receipt.writer import journal_reference, receipt_text, shard_receipt_text
@@ -167,7 +167,7 @@ def merge(
         meta = cast(ReceiptMeta, {key: first[key] for key in (*_SHARED, "dataset")})
         meta["created_at"] = min(payload["created_at"] for _, payload in shards)
         history = [entry for _, payload in shards for entry in payload["execution"]["history"]]
-        meta["execution"] = cast(Execution, {**first["execution"], "history": history})
+        meta["execution"] = cast(ExecutionBlock, {**first["execution"], "history": history})
         text, status = receipt_text(
             meta, statuses, cells, first["min_defined_prompts"], journal_reference(journal, output, total)
         )

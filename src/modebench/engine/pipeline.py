@@ -125,12 +125,13 @@ def _finished(spec: RunSpec, bound: dict[str, Any], frozen: bool) -> Summary | N
         receipt = read_report(output)
     except (ValueError, OSError):
         return None
-    execution = receipt.get("execution")
+    execution, reference = receipt.execution, receipt.prompt_results
     if (
-        receipt["schema"] != REPORT_SCHEMA
-        or not isinstance(execution, dict)
+        receipt.schema != REPORT_SCHEMA
+        or execution is None
+        or reference is None
         or execution.get("identity_sha256") != digest_json(bound)
-        or (output.parent / receipt["prompt_results"]["path"]).resolve() != directory / JOURNAL_NAME
+        or (output.parent / reference["path"]).resolve() != directory / JOURNAL_NAME
     ):
         return None
     if (directory / _ledger.LEDGER_NAME).is_file():
@@ -146,14 +147,7 @@ def _finished(spec: RunSpec, bound: dict[str, Any], frozen: bool) -> Summary | N
         # A kill inside drop_ledger, after the database went but before the lock did, leaves
         # the ledger's other files beside the journal: tidy them as the finished run would have.
         _ledger.drop_ledger(directory)
-    return _summary(
-        output,
-        len(receipt["cells"]),
-        receipt["prompt_results"]["records"],
-        frozen,
-        receipt["evaluation"]["status"],
-        directory,
-    )
+    return _summary(output, len(receipt.cells), reference["records"], frozen, receipt.status, directory)
 
 
 def _start(ledger: _ledger.Ledger, spec: RunSpec, bound: dict[str, Any]) -> None:

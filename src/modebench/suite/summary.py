@@ -24,7 +24,7 @@ from typing import Any
 
 from modebench.identity import file_sha256
 from modebench.publish import atomic_output
-from modebench.reporting import read_report
+from modebench.receipt.reader import read_report
 from modebench.validation import InputError, loads
 
 __all__ = ["SCHEMA", "SUMMARY_NAME", "config_entry", "is_summary", "read_summary", "write_summary"]
@@ -114,7 +114,7 @@ def read_summary(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dic
         receipt = source.parent / str(entry.get("receipt"))
         if file_sha256(receipt) != entry.get("receipt_sha256"):
             raise InputError(f"{path}: receipt {entry.get('receipt')} changed since the summary was written")
-        payload = read_report(receipt)
+        payload = read_report(receipt).payload
         if _cells(payload) != entry.get("cells"):
             raise InputError(f"{path}: receipt {entry.get('receipt')} disagrees with the summary's cells")
         payloads.append(payload)
