@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import pathlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -134,23 +135,20 @@ class EvaluationOptions:
     @classmethod
     def from_args(cls, args: argparse.Namespace, config: str | None) -> EvaluationOptions:
         """The options of ``modebench evaluate``'s parsed flags (the one CLI mapping, as
-        lm-evaluation-harness's ``EvaluationConfig.from_cli``); ``config`` is the one
-        configuration chosen (a suite's several are run one by one)."""
-        return cls(
-            min_defined_prompts=args.min_defined_prompts,
-            run_file=args.run,
-            data_root=args.data_root,
-            config=config,
-            split=args.split,
-            allow_partial=args.allow_partial,
-            registry=args.registry,
-            cache_dir=args.cache_dir,
-            offline=args.offline,
-            keep_checkpoint=args.keep_work,
-            limit=args.limit,
-            unscorable=args.unscorable,
-            ids=args.ids,
-        )
+        lm-evaluation-harness's ``EvaluationConfig.from_cli``): each field is read from the flag
+        of its own name, so a new option needs only its field and its flag. ``config`` is the
+        one configuration chosen (a suite's several are run one by one); ``run`` comes as a file.
+        """
+        values = {
+            item.name: getattr(args, _FLAG_OF.get(item.name, item.name))
+            for item in dataclasses.fields(cls)
+            if item.name not in ("run", "config")
+        }
+        return cls(config=config, **values)
+
+
+#: Flags named before their option: ``--run FILE`` is ``run_file``, ``--keep-work`` ``keep_checkpoint``.
+_FLAG_OF: Mapping[str, str] = {"run_file": "run", "keep_checkpoint": "keep_work"}
 
 
 @dataclass(frozen=True)
