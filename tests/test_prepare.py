@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from modebench import streaming
-from modebench.isolation import prepare as _prepare
+from modebench.api_types import EvaluationOptions
 from modebench.backends import unprepared
 from modebench.engine import preflight as engine_preflight
-from modebench.api_types import EvaluationOptions
 from modebench.evaluation import Preflight
 from modebench.identity import canonical, sha256_text
+from modebench.isolation import prepare as _prepare
 from modebench.parallel import ParallelGrader
 from modebench.validation import InputError
 from modebench.worker_process import BoundedWorker

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from modebench.api import iter_results
-from modebench.backends.memo import GradeMemo, MemoGrader
 from modebench.api_types import EvaluationOptions
+from modebench.backends.memo import GradeMemo, MemoGrader
 from modebench.evaluation import Preflight
 from modebench.parallel import ParallelGrader
 from tests.generate.test_generate import ANSWERS, _tasks
