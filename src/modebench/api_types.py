@@ -82,7 +82,7 @@ class Task:
     dataset_sha256: str | None = None
 
 
-#: How an option enters a run's checkpoint identity (:mod:`modebench.receipt.identity` reads it):
+#: How an option enters a run's checkpoint identity (:mod:`modebench.receipt.run_identity` reads it):
 #: ``"always"`` (ModeBench 0.4.0's options), ``"unless-default"`` (a later option: bound only when
 #: it differs from its default, so a run that leaves it alone keeps 0.4.0's identity). An option
 #: without the mark cannot change a result (where files go, caching, bookkeeping).

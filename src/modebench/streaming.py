@@ -32,7 +32,7 @@ from modebench.intake.preflight import prepared_text
 from modebench.intake.shards import Shard
 from modebench.metrics import CellAccumulator
 from modebench.publish import atomic_output
-from modebench.receipt.identity import checkpoint_identity
+from modebench.receipt.run_identity import checkpoint_identity
 from modebench.receipt.schema import (
     CHECKPOINT_SCHEMA,
     JOURNAL_NAME,

@@ -1,6 +1,6 @@
 """The run specification carries its options whole and derives its identity from the options' fields.
 
-The identity rule (``modebench.receipt.identity``) reads each ``EvaluationOptions`` field's mark:
+The identity rule (``modebench.receipt.run_identity``) reads each ``EvaluationOptions`` field's mark:
 ``"always"`` fields are bound, ``"unless-default"`` ones only away from their default, unmarked
 ones never. These tests check the rule against the fields themselves, so a new field without a
 mark, or a later option that would change a 0.4.0-shaped identity, fails here.
@@ -18,7 +18,7 @@ from modebench.api_types import EvaluationOptions
 from modebench.cli.evaluation import add_commands
 from modebench.engine import Execution, RunSpec
 from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
-from modebench.receipt.identity import bound_options, identity_fields
+from modebench.receipt.run_identity import bound_options, identity_fields
 from modebench.validation import InputError, OptionError
 
 #: ModeBench 0.4.0's EvaluationOptions fields (spec/api.md): the ones every identity binds.

@@ -7,7 +7,7 @@ This module states every cross-field rule of the options and its message, once
 (:func:`check_options` for what the v3 in-memory evaluator shares; the rest in ``build``); the
 pipeline reads the finished, frozen spec and checks nothing again. The spec also computes its
 own checkpoint identity (:meth:`RunSpec.identity`) by the one rule of
-:mod:`modebench.receipt.identity`. Adding an option: a field of ``EvaluationOptions`` with its
+:mod:`modebench.receipt.run_identity`. Adding an option: a field of ``EvaluationOptions`` with its
 identity mark, its rule here, its use where it acts (``modebench/cli/evaluation.py`` for its flag,
 mapped in ``EvaluationOptions.from_args``).
 """
@@ -31,7 +31,7 @@ from modebench.intake.ids import PromptIds, read_ids
 from modebench.intake.shards import Shard, parse_shard
 from modebench.isolation.pool import MAX_WORKERS
 from modebench.publish import destination
-from modebench.receipt.identity import bound_options, checkpoint_identity
+from modebench.receipt.run_identity import bound_options, checkpoint_identity
 from modebench.run_metadata import validate_run
 from modebench.validation import InputError, OptionError, loads, output_exists, positive_integer
 

@@ -20,8 +20,8 @@ from modebench.diagnostics import VerifierExecutionError
 from modebench.failures import policy
 from modebench.guard import sibling_journal
 from modebench.identity import canonical, digest_json
-from modebench.receipt.identity import bound_options, checkpoint_identity
 from modebench.receipt.records import JournalLine, Receipt
+from modebench.receipt.run_identity import bound_options, checkpoint_identity
 from modebench.receipt.schema import MAX_RECEIPT_BYTES, MAX_RESULT_LINE_BYTES, RESULT_FORMAT, SCHEMAS, V4
 from modebench.receipt.tallies import StatusTally, tally_results, v4_cells
 from modebench.validation import InputError, is_integer, loads, positive_integer
