@@ -26,8 +26,10 @@ from modebench.api_types import (
 )
 from modebench.contracts import Domain, normalize_level
 from modebench.diagnostics import VerifierExecutionError
-from modebench.engine import Execution, RunSpec, evaluate
+from modebench.engine import Execution, ProgressCallback, RunSpec, evaluate
 from modebench.engine.outcome import evaluation_receipt
+from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
+from modebench.receipt import reader as _reader
 from modebench.validation import InputError
 
 if TYPE_CHECKING:
@@ -74,7 +76,7 @@ def __getattr__(name: str) -> Any:
     # ``modebench.stats`` (the estimators, bootstrap, comparisons) is imported when first used,
     # not by every ``import modebench.api``: grading a response never needs it.
     if name == "StatsTable":
-        from modebench.stats.table import StatsTable
+        from modebench.stats.table import StatsTable  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
         return StatsTable
     raise AttributeError(f"module 'modebench.api' has no attribute {name!r}")
@@ -90,7 +92,7 @@ def load_tasks(
     registry: str | None = None,
 ) -> Iterator[Task]:
     """Tasks of a frozen split in row order (all work happens on the first ``next()``)."""
-    from modebench import data
+    from modebench import data  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     yield from data.iter_tasks(
         config, split, data_root=data_root, cache_dir=cache_dir, offline=offline, registry=registry
@@ -109,7 +111,7 @@ def export_dataset(
     ``registry`` is a path, URL, ``bundled`` or ``hf://datasets/OWNER/NAME@COMMIT``; ``None`` is the
     packaged ModeBench 0.4.0 registry. Returns a summary (output, registry_sha256, configs, splits, rows).
     """
-    from modebench.hub.export import export_release
+    from modebench.hub.export import export_release  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     return export_release(directory, registry=registry, cache_dir=cache_dir, offline=offline)
 
@@ -131,7 +133,7 @@ def prepare_suite(
     registry with ``split``); ``limit`` keeps the first ``limit`` prompts of each (``docs/suites.md``).
     Returns ``output``, ``configs`` (count), ``prompts`` (total), ``files`` and, if given, ``limit``.
     """
-    from modebench.suite.runs import prepare_suite as _prepare_suite
+    from modebench.suite.runs import prepare_suite as _prepare_suite  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     return _prepare_suite(
         directory,
@@ -164,24 +166,21 @@ def evaluate_suite(
     ``options`` apply to every configuration and leave ``config`` unset. Returns ``output``,
     ``summary``, ``configs``, ``completed``, ``prompts`` and ``status``.
     """
-    from modebench.suite.runs import evaluate_suite as _evaluate_suite
+    from modebench.suite.runs import evaluate_suite as _evaluate_suite  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
-    return _evaluate_suite(
-        input_dir,
-        output_dir,
-        configs,
-        options=options,
+    execution = Execution(
         resume=resume,
         workers=workers,
-        progress=cast(Callable[[dict[str, Any]], None] | None, progress),
+        progress=cast(ProgressCallback | None, progress),
         backend=backend,
         cluster_address=cluster_address,
     )
+    return _evaluate_suite(input_dir, output_dir, configs, options, execution)
 
 
 def make_prompt(task: Task, condition: str = "registered_hints_v1") -> list[ChatMessage]:
     """The two registered chat messages for ``task``; never includes the reference."""
-    from modebench.prompts import make_messages
+    from modebench.prompts import make_messages  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     return cast(
         list[ChatMessage], make_messages(task.level, task.domain, {"problem": task.problem}, condition)
@@ -190,7 +189,7 @@ def make_prompt(task: Task, condition: str = "registered_hints_v1") -> list[Chat
 
 def grade(task: Task, response: str) -> GradeResult:
     """Grade one response through the shared isolated worker; never raises for evaluator problems."""
-    from modebench.isolation.client import grade_response
+    from modebench.isolation.client import grade_response  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     return cast(GradeResult, grade_response(task.level, task.domain, {"answer": task.answer}, response))
 
@@ -218,9 +217,14 @@ def evaluate_file(
     # The caller's run metadata is copied: the spec holds it for the whole run.
     chosen = dataclasses.replace(chosen, run=copy.deepcopy(chosen.run))
     execution = Execution(
-        work_dir, resume, workers, cast(Callable[[dict[str, Any]], None] | None, progress), backend,
-        cluster_address, shard,
-    )  # fmt: skip
+        work_dir=work_dir,
+        resume=resume,
+        workers=workers,
+        progress=cast(ProgressCallback | None, progress),
+        backend=backend,
+        cluster_address=cluster_address,
+        shard=shard,
+    )
     spec = RunSpec.build(input_path, output_path, chosen, execution)
     return evaluation_receipt(spec, evaluate(spec), input_path)
 
@@ -232,7 +236,7 @@ def explain_unscorable(
     when ``input_path`` is the graded input), draw index, status and detail for the first
     ``limit``, counts for all, and what to do (``.text()``). Reads the result journal when it is
     present and matches the receipt; otherwise says where the diagnostics live."""
-    from modebench.failures.explain import explain
+    from modebench.failures.explain import explain  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     return explain(receipt, input_path=input_path, limit=limit)
 
@@ -246,7 +250,7 @@ def generate_responses(
     retry_failed: bool = False,
     progress: Callable[[dict[str, Any]], None] | None = None,
     receipt: PathLike | None = None,
-    min_defined_prompts: int = 30,
+    min_defined_prompts: int = DEFAULT_MIN_DEFINED_PROMPTS,
     copy_to: IO[bytes] | None = None,
 ) -> GenerationResult:
     """Sample ``settings.k`` draws per prompt from an OpenAI-compatible endpoint (``docs/generate.md``).
@@ -255,7 +259,7 @@ def generate_responses(
     draw ledger next to ``output``; with ``receipt``, evaluates the output right after the last draw;
     with ``copy_to``, writes the published output's bytes there (for ``evaluate -`` on a pipe).
     """
-    from modebench.generate import generate_responses as _generate
+    from modebench.generate import generate_responses as _generate  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     return _generate(
         source,
@@ -265,18 +269,16 @@ def generate_responses(
         retry_failed=retry_failed,
         progress=progress,
         receipt=receipt,
-        min_defined_prompts=min_defined_prompts,
+        options=EvaluationOptions(min_defined_prompts=min_defined_prompts),
         copy_to=copy_to,
     )
 
 
 def _cell(cell: dict[str, Any], recorded: frozenset[str]) -> CellSummary:
-    from modebench.reporting import cell_domain
-
     pcmd = cell["pcmd"]
     return CellSummary(
         level=normalize_level(cell["level"]),
-        domain=cast(Domain, cell_domain(cell["domain"], recorded)),
+        domain=cast(Domain, _reader.cell_domain(cell["domain"], recorded)),
         k=int(cell["k"]),
         accuracy=cell["accuracy"],
         pass_at_k=cell["pass_at_k"],
@@ -295,24 +297,18 @@ def _cell(cell: dict[str, Any], recorded: frozenset[str]) -> CellSummary:
 
 def read_report(path: PathLike) -> Report:
     """Load and validate a v3/v4 receipt (v4: the journal hash too). Check ``status`` first."""
-    from modebench.reporting import read_report as _read_report
-    from modebench.reporting import recorded_plugins
-
-    payload = _read_report(path)
-    recorded = recorded_plugins(payload)
+    receipt = _reader.read_report(path)
     return Report(
-        schema=str(payload["schema"]),
-        status=cast(EvaluationStatus, payload["evaluation"]["status"]),
-        cells=tuple(_cell(cell, recorded) for cell in payload["cells"]),
-        input_sha256=payload.get("input_sha256"),
+        schema=receipt.schema,
+        status=cast(EvaluationStatus, receipt.status),
+        cells=tuple(_cell(cell, receipt.plugins) for cell in receipt.cells),
+        input_sha256=receipt.input_sha256,
     )
 
 
 def iter_results(path: PathLike) -> Iterator[PromptResult]:
     """Per-prompt results (v4: input order from the verified journal)."""
-    from modebench.reporting import iter_prompt_results
-
-    for item in iter_prompt_results(path):
+    for item in _reader.iter_prompt_results(path):
         yield cast(PromptResult, item)
 
 
@@ -337,8 +333,8 @@ def curves(
     (default 1, 2, 4, … and the draws per prompt); ``cells``/``domains``/``levels`` select cells.
     ``.to_pandas()`` or ``.to_records()`` turn the result into a table.
     """
-    from modebench.stats import Bootstrap
-    from modebench.stats import curves as _curves
+    from modebench.stats import Bootstrap  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
+    from modebench.stats import curves as _curves  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     return _curves(
         receipt,
@@ -387,10 +383,10 @@ def compare_runs(
     Each run is a receipt, a ``suite.json`` or a directory of receipts; ``labels`` maps a path as
     given to its label. Runs with different draw counts are refused unless ``allow_unequal_draws``.
     """
-    from modebench.stats import Bootstrap
-    from modebench.stats.many import Filters
-    from modebench.stats.many import compare_runs as _compare_runs
-    from modebench.stats.sources import resolve_run
+    from modebench.stats import Bootstrap  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
+    from modebench.stats.many import Filters  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
+    from modebench.stats.many import compare_runs as _compare_runs  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
+    from modebench.stats.sources import resolve_run  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     given = labels or {}
     resolved = [resolve_run(path, given.get(os.fspath(path))) for path in runs]
@@ -406,7 +402,7 @@ def compare_runs(
 
 def prompt_retention(a: PathLike, b: PathLike) -> Iterator[dict[str, Any]]:
     """Per matched prompt: the mode keys A found, B found, retained, lost and gained."""
-    from modebench.stats import iter_prompt_retention
+    from modebench.stats import iter_prompt_retention  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     yield from iter_prompt_retention(a, b)
 
@@ -414,8 +410,8 @@ def prompt_retention(a: PathLike, b: PathLike) -> Iterator[dict[str, Any]]:
 def observed_discordant(comparison: PathLike, outcome: str = "pass_at_draws") -> float:
     """The discordant rate of a binary outcome (``pass_at_draws`` or ``first_draw_pass``) in the
     overall row of a saved ``compare`` JSON document: the input ``power`` sizes the next run with."""
-    from modebench.stats import observed_discordant as _observed
-    from modebench.validation import loads
+    from modebench.stats import observed_discordant as _observed  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
+    from modebench.validation import loads  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     with open(comparison, "rb") as handle:
         document = loads(handle.read())
@@ -434,7 +430,7 @@ def merge_shards(shards: list[PathLike], output_path: PathLike) -> dict[str, Any
     Refuses shards of different runs, duplicates and gaps, naming them. Returns a summary
     (``output``, ``cells``, ``prompts``, ``shards``, ``status``).
     """
-    from modebench.backends.shard import merge
+    from modebench.backends.shard import merge  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     return merge(shards, output_path)
 
@@ -462,9 +458,9 @@ def render_html(
     diagnostics and no score. Needs the ``plot`` extra. Returns ``output``, ``runs``,
     ``receipts``, ``bytes`` and ``completed`` (``docs/report.md``).
     """
-    from modebench.render.html import render_html as _render_html
-    from modebench.stats import Bootstrap
-    from modebench.stats.sources import resolve_run
+    from modebench.render.html import render_html as _render_html  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
+    from modebench.stats import Bootstrap  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
+    from modebench.stats.sources import resolve_run  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     given = labels or {}
     resolved = [resolve_run(path, given.get(os.fspath(path))) for path in runs]
@@ -481,7 +477,7 @@ def report_table(receipts: Sequence[PathLike], fmt: str = "text") -> tuple[str, 
     """The receipts' cell table as ``text`` (the classic report), ``json``, ``csv`` or ``markdown``;
     returns (text, whether every receipt completed). A suite summary (``suite.json``), given alone,
     gives one table of all its verified receipts."""
-    from modebench.render.report_table import report_table as _report_table
+    from modebench.render.report_table import report_table as _report_table  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     return _report_table(list(receipts), fmt)
 
@@ -508,7 +504,7 @@ def ingest(
     special tokens; ``tokenizer``'s own template too); unmatched prompts are counted and listed in
     the summary, and none matched is an error.
     """
-    from modebench import ingest as _ingest
+    from modebench import ingest as _ingest  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     index = _ingest.prompt_index(
         registry, config, split, data_root=data_root, cache_dir=cache_dir, offline=offline,
@@ -543,8 +539,8 @@ def trajectory(
     by content hash in ``grading_cache`` (default ``modebench-grading`` in the current directory).
     Grading a rollout source needs the run metadata of a frozen evaluation (``run``/``run_file``).
     """
-    from modebench.ingest.runs import resolve_runs
-    from modebench.stats.trajectory import trajectory_table
+    from modebench.ingest.runs import resolve_runs  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
+    from modebench.stats.trajectory import trajectory_table  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     options = EvaluationOptions(
         data_root=data_root,
@@ -578,7 +574,7 @@ def trajectory_html(
     table. With ``figures_dir``, also each figure as a standalone SVG and PDF file for a paper.
     Needs the ``plot`` extra. Returns ``output``, ``steps`` and ``bytes`` (``docs/report.md``).
     """
-    from modebench.render.trajectory_page import render_trajectory_html, require_plot
+    from modebench.render.trajectory_page import render_trajectory_html, require_plot  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     require_plot()  # before any grading of rollout sources
     return render_trajectory_html(trajectory(runs, k, **options), output, figures_dir)

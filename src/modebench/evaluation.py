@@ -11,14 +11,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from modebench import metrics
+from modebench.api_types import EvaluationOptions
 from modebench.data import open_frozen
+from modebench.engine.spec import check_options
 from modebench.identity import digest_json, software_identity
 from modebench.intake.preflight import (
     RECORD_FIELDS,
     REFERENCE_CACHE,
     Binding,
     BoundRecord,
-    Options,
     Preflight,
     PreparedRecord,
     now_iso,
@@ -70,13 +71,15 @@ def evaluate(
     locations: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """In-memory evaluation returning the v3 result document."""
-    options = Options.build(
-        min_defined_prompts=min_defined_prompts,
-        run=run,
-        data_root=data_root,
-        config=config,
-        split=split,
-        allow_partial=allow_partial,
+    options = check_options(
+        EvaluationOptions(
+            min_defined_prompts=min_defined_prompts,
+            run=run,
+            data_root=data_root,
+            config=config,
+            split=split,
+            allow_partial=allow_partial,
+        )
     )
     records = list(records)
     if locations is not None and len(locations) != len(records):
@@ -149,7 +152,6 @@ __all__ = [
     "V3_SCHEMA",
     "Binding",
     "BoundRecord",
-    "Options",
     "PreparedRecord",
     "Preflight",
     "StatusTally",

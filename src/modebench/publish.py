@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from modebench.validation import InputError, OutputExistsError
+from modebench.validation import InputError, OutputExistsError, output_exists
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -58,7 +58,7 @@ def publish_new(temp: Path, final: Path) -> None:
     try:
         os.link(temp, final, follow_symlinks=False)
     except FileExistsError:
-        raise OutputExistsError(f"output already exists: {final}") from None
+        raise output_exists(final, OutputExistsError) from None
     finally:
         temp.unlink(missing_ok=True)
 
@@ -71,7 +71,7 @@ def atomic_output(
     final = Path(path)
     final.parent.mkdir(parents=True, exist_ok=True)
     if not replace and os.path.lexists(final):  # before the work: a link is not followed either
-        raise OutputExistsError(f"output already exists: {final}")
+        raise output_exists(final, OutputExistsError)
     temp, handle = exclusive_temporary(final, binary=binary)
     try:
         with handle:

@@ -14,14 +14,15 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from modebench import metrics
-from modebench._ledger import checkpoint
 from modebench.api_types import EvaluationOptions
 from modebench.backends import Grader, make_grader, unprepared
 from modebench.engine import pipeline
 from modebench.engine.checkpoint import graded_rows
 from modebench.engine.grading import COMMIT_PROMPTS, COMMIT_SECONDS
+from modebench.engine.ledger import checkpoint
 from modebench.engine.preflight import PLUGINS_KEY, PREFLIGHT_KEYS
-from modebench.engine.spec import Execution, Progress, RunSpec, work_directory
+from modebench.engine.spec import Execution, RunSpec, work_directory
+from modebench.engine.spec import ProgressCallback as Progress
 from modebench.failures import policy
 from modebench.identity import canonical, file_sha256, software_identity
 from modebench.intake.ids import PromptIds
@@ -31,7 +32,7 @@ from modebench.intake.preflight import prepared_text
 from modebench.intake.shards import Shard
 from modebench.metrics import CellAccumulator
 from modebench.publish import atomic_output
-from modebench.receipt.identity import checkpoint_identity
+from modebench.receipt.run_identity import checkpoint_identity
 from modebench.receipt.schema import (
     CHECKPOINT_SCHEMA,
     JOURNAL_NAME,
@@ -138,7 +139,16 @@ def evaluate_file(
                 shard=shard, limit=limit, spooled=spooled, prompt_ids=prompt_ids, unscorable=unscorable,
                 grader=hooked,
             )  # fmt: skip
-    execution = Execution(work_dir, resume, workers, progress, backend, cluster_address, shard, grader)
+    execution = Execution(
+        work_dir=work_dir,
+        resume=resume,
+        workers=workers,
+        progress=progress,
+        backend=backend,
+        cluster_address=cluster_address,
+        shard=shard,
+        grader=grader,
+    )
     spec = RunSpec.build(input_path, output_path, options, execution)
     if spooled:
         spec = dataclasses.replace(spec, spooled=True)
@@ -192,8 +202,8 @@ class _CallTimeHooks:
 
 # ModeBench 0.4.0 surface names (docs/compatibility.md).
 from modebench import evaluation  # noqa: E402
-from modebench._ledger import SeenSet as DiskSeen  # noqa: E402
 from modebench.diagnostics import UNSCORABLE  # noqa: E402
+from modebench.engine.ledger import SeenSet as DiskSeen  # noqa: E402
 from modebench.metrics import POOLED, effective_modes, prompt_mode_diversity  # noqa: E402
 
 __all__ += ["DiskSeen", "POOLED", "UNSCORABLE", "effective_modes", "evaluation", "prompt_mode_diversity"]

@@ -9,12 +9,14 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import os
 from typing import Any, TypeGuard
 
 __all__ = [
     "InputError",
     "OptionError",
     "OutputExistsError",
+    "output_exists",
     "json_copy",
     "json_value",
     "loads",
@@ -204,6 +206,12 @@ def validate_run(run: Any) -> dict[str, Any]:
 def validate_reference(level: Any, domain: Any, answer: Any) -> dict[str, Any]:
     """Validate a reference through the isolated worker; return the decoded answer object."""
     return _above("modebench.isolation.client", "reference_check")(level, domain, answer)  # type: ignore[no-any-return]
+
+
+def output_exists(path: str | os.PathLike[str], error: type[InputError] = InputError) -> InputError:
+    """The one message for a destination that exists and is never overwritten (``error``: the
+    class to raise, :class:`OutputExistsError` where 0.4.0 raised a ``FileExistsError``)."""
+    return error(f"output already exists: {os.fspath(path)}")
 
 
 class OutputExistsError(InputError, FileExistsError):

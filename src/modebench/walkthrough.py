@@ -14,7 +14,7 @@ from typing import Any
 
 from modebench.prompts import make_messages
 from modebench.publish import atomic_directory
-from modebench.reporting import summarize
+from modebench.receipt.text import summarize
 
 __all__ = ["bundle", "export", "summarize"]
 

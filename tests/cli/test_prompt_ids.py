@@ -12,9 +12,9 @@ import pytest
 from modebench.cli import main
 from modebench.data import iter_tasks
 from modebench.domains import plugin
+from modebench.intake.ids import natural_key, read_ids
 from modebench.reporting import iter_cell_results
 from modebench.streaming import evaluate_file
-from modebench.suite.ids import natural_key, read_ids
 from modebench.validation import InputError
 
 ANSWER = {"verifier": "countdown", "numbers": [1, 2, 3], "target": 6}

@@ -28,10 +28,10 @@ import pytest
 from modebench import verifier_worker
 from modebench.diagnostics import UNSCORABLE
 from modebench.domains._pipeline import encode_answer, parent_precheck
+from modebench.isolation.protocol import decode_line, item_line, item_reply
 from modebench.parallel import grade_prompts
 from modebench.verifier import grade_with_worker
 from modebench.worker_process import BoundedWorker
-from modebench.worker_protocol import decode_line, item_line, item_reply
 from tests.reference_data import SKIP_REASON, conformance_fixtures
 
 DOCUMENT = json.loads(Path(__file__).with_name("edge_cases.json").read_text("utf-8"))

@@ -147,7 +147,8 @@ def test_interrupt_stops_slow_grading_within_a_second(tmp_path: Path, sig: int, 
 # -- item 2 (and first-hour item 2): a kill at any moment is resumable ----------------------------
 _KILL_AT = """
 import os, signal, sys, sqlite3
-from modebench import _ledger, cli
+from modebench import cli
+from modebench.engine import ledger as _ledger
 point = sys.argv[1]
 if point == "before-database":
     real = sqlite3.connect
@@ -269,7 +270,7 @@ def test_bad_options_and_full_disk_leave_nothing(tmp_path: Path, monkeypatch: py
     with pytest.raises(InputError):
         evaluate_file(source, tmp_path / "a.json", min_defined_prompts=0)
     assert not (tmp_path / "a.json.work").exists()
-    from modebench import _ledger
+    from modebench.engine import ledger as _ledger
 
     calls = [0]
     real = _ledger.Ledger.insert

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from modebench.api import iter_results
+from modebench.api_types import EvaluationOptions
 from modebench.backends.memo import GradeMemo, MemoGrader
-from modebench.evaluation import Options, Preflight
+from modebench.evaluation import Preflight
 from modebench.parallel import ParallelGrader
 from tests.generate.test_generate import ANSWERS, _tasks
 from tests.generate.test_pipe import _comparable
@@ -154,7 +155,7 @@ def test_memo_grader_answers_only_the_exact_inputs_and_keeps_input_order(tmp_pat
     ]
     memo = GradeMemo()
     with MemoGrader(ParallelGrader(1), memo) as grader:
-        preflight = Preflight(Options.build(), None, validate=grader.reference_check)
+        preflight = Preflight(EvaluationOptions(), None, validate=grader.reference_check)
         prepared = [preflight.accept(record, f"record {i}") for i, record in enumerate(records)]
         direct = [attempts for _, _, attempts in grader.inner.results(enumerate(prepared))]
         # Memo entries for prompts 0 and 3, the latter deliberately wrong: it is served as is,

@@ -1,4 +1,4 @@
-"""Preflight on the workers (``modebench._prepare``): the worker's prepared record is the parent's,
+"""Preflight on the workers (``modebench.isolation.prepare``): the worker's prepared record is the parent's,
 anything else is left to the parent, and a run's receipt, journal and errors do not change."""
 
 from __future__ import annotations
@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 
-from modebench import _prepare, streaming
+from modebench import streaming
+from modebench.api_types import EvaluationOptions
 from modebench.backends import unprepared
 from modebench.engine import preflight as engine_preflight
-from modebench.evaluation import Options, Preflight
+from modebench.evaluation import Preflight
 from modebench.identity import canonical, sha256_text
+from modebench.isolation import prepare as _prepare
 from modebench.parallel import ParallelGrader
 from modebench.validation import InputError
 from modebench.worker_process import BoundedWorker
@@ -44,7 +46,7 @@ def _record(index: int, domain: str, **extra: Any) -> dict[str, Any]:
 def _in_process(number: int, record: dict[str, Any], run: dict[str, Any] | None) -> str:
     """The prepared text the parent's own path stores for ``record``."""
     with ParallelGrader(1) as grader:
-        preflight = Preflight(Options(run=run), validate=grader.reference_check)
+        preflight = Preflight(EvaluationOptions(run=run), validate=grader.reference_check)
         prepared = preflight.accept(record, f"line {number}")
         raw_text = canonical(record)
         bound = preflight.bind(prepared)

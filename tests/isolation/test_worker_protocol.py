@@ -14,9 +14,9 @@ from modebench import verifier_worker
 from modebench.diagnostics import result
 from modebench.domains import plugin
 from modebench.domains._pipeline import ReferenceCache, encode_answer, grade_in_process
+from modebench.isolation.protocol import decode_line, groups_request, item_line, item_reply, reply_line
 from modebench.verifier_worker import FAULT_ENV, FAULT_TEXT
 from modebench.worker_process import BoundedWorker
-from modebench.worker_protocol import decode_line, groups_request, item_line, item_reply, reply_line
 from tests.samples import all_domains, sample_row
 
 DOMAINS = all_domains()

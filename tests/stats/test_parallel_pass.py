@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from modebench.metrics import CellAccumulator
+from modebench.receipt.records import Receipt
 from modebench.reporting import journal_path, read_report
-from modebench.stats import chunks, compare, curves, iter_prompt_retention
-from modebench.stats.journal import Receipt, open_receipt
+from modebench.stats import chunks, compare, curves, iter_prompt_retention, lockstep
+from modebench.stats.journal import entries, open_receipt
 from modebench.stats.profiles import entry_summary
 from modebench.stats.trajectory import trajectory_table
 from modebench.suite.calibrate import calibrate
@@ -69,11 +70,13 @@ def test_parallel_values_equal_sequential(
     receipts: dict[str, Path], split: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # No replay: the sequential reader must not run at all in a parallel pass that is in order.
-    def refuse(self: Receipt, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    def refuse(receipt: Receipt, *args: Any, **kwargs: Any) -> Iterator[Any]:
         raise AssertionError("replayed")
 
     with monkeypatch.context() as patched:
-        patched.setattr(Receipt, "entries", refuse)
+        # the sequential reader, where the parallel pass and the lockstep reader would call it
+        patched.setattr(chunks, "journal_entries", refuse)
+        patched.setattr(lockstep, "journal_entries", refuse)
         parallel = _outputs(receipts)
     assert len(split) >= 9 and all(workers >= 1 for workers in split)
     with monkeypatch.context() as patched:
@@ -89,7 +92,7 @@ def _stream(receipt: Path, parallel: bool) -> tuple[list[Any], str | None]:
     values: list[Any] = []
     reader = chunks.entries(open_receipt(receipt), entry_summary, True) if parallel else None
     if reader is None:
-        reader = open_receipt(receipt).entries(entry_summary, light=True)
+        reader = entries(open_receipt(receipt), entry_summary, light=True)
     try:
         for value in reader:
             values.append(value)
@@ -277,7 +280,7 @@ def test_a_killed_worker_costs_a_sequential_replay_not_a_hang(
 ) -> None:
     receipt = receipts["walkthrough"]
     read = list(chunks.entries(open_receipt(receipt), _dying_summary, True))
-    assert read == list(open_receipt(receipt).entries(entry_summary, light=True))
+    assert read == list(entries(open_receipt(receipt), entry_summary, light=True))
     from modebench.stats import paired
 
     expected = compare(receipt, receipts["collapsed"]).to_records()

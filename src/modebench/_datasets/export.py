@@ -18,7 +18,7 @@ from modebench.api_types import Task
 from modebench.intake.ids import PromptIds, read_ids
 from modebench.prompts import DEFAULT_CONDITION, make_messages, messages_sha256
 from modebench.publish import atomic_output
-from modebench.validation import InputError, is_integer, loads, positive_integer
+from modebench.validation import InputError, is_integer, loads, output_exists, positive_integer
 
 __all__ = ["export_requests", "inspect", "iter_tasks", "prepare_requests"]
 
@@ -105,7 +105,7 @@ def export_requests(
     ``limit`` keeps the first ``limit`` rows (a quick trial); the summary then says so.
     """
     if Path(output).exists():
-        raise InputError(f"output already exists: {os.fspath(output)}")
+        raise output_exists(output)
     if limit is not None:
         positive_integer(limit, "limit", option=True)
     selected = read_ids(ids) if ids is not None else None

@@ -78,8 +78,8 @@ class FrozenSplit:
             )
         expected = len(self.expected_ids) if self.limit is None else min(self.limit, len(self.expected_ids))
         missing = expected - len(preflight.supplied_ids)
-        if preflight.options.prompt_ids is not None:  # complete = every listed id (checked before)
-            missing = len(preflight.options.prompt_ids) - len(preflight.supplied_ids)
+        if preflight.prompt_ids is not None:  # complete = every listed id (checked before)
+            missing = len(preflight.prompt_ids) - len(preflight.supplied_ids)
         elif missing and self.limit is not None and not self.allow_partial:
             raise InputError(
                 f"incomplete limited selection: missing {missing} of the first {expected} prompts; "

@@ -22,11 +22,11 @@ from modebench.identity import file_sha256
 from modebench.intake.shards import WHOLE, Shard, parse_shard
 from modebench.publish import atomic_output, destination
 from modebench.receipt.reader import incomplete_entry
-from modebench.receipt.records import Execution, ReceiptMeta
+from modebench.receipt.records import ExecutionBlock, ReceiptMeta
 from modebench.receipt.schema import JOURNAL_NAME, MAX_RESULT_LINE_BYTES, RESULT_FORMAT, SHARD_SCHEMA
 from modebench.receipt.tallies import tally_results
 from modebench.receipt.writer import journal_reference, receipt_text, shard_receipt_text
-from modebench.validation import InputError, loads
+from modebench.validation import InputError, loads, output_exists
 
 #: Receipt fields every shard of one run must share (created_at and history may differ).
 _SHARED = ("records_sha256", "input_sha256", "software", "run", "generation_metadata_status", "run_sha256")
@@ -120,7 +120,7 @@ def merge(
         raise InputError("merge needs at least one shard receipt")
     output = destination(output_path)  # a link there is refused, never followed
     if output.exists():
-        raise InputError(f"output already exists: {output}")
+        raise output_exists(output)
     directory = output.with_name(output.name + ".work")
     if directory.exists():
         raise InputError(f"work directory already exists: {directory}")
@@ -167,7 +167,7 @@ def merge(
         meta = cast(ReceiptMeta, {key: first[key] for key in (*_SHARED, "dataset")})
         meta["created_at"] = min(payload["created_at"] for _, payload in shards)
         history = [entry for _, payload in shards for entry in payload["execution"]["history"]]
-        meta["execution"] = cast(Execution, {**first["execution"], "history": history})
+        meta["execution"] = cast(ExecutionBlock, {**first["execution"], "history": history})
         text, status = receipt_text(
             meta, statuses, cells, first["min_defined_prompts"], journal_reference(journal, output, total)
         )

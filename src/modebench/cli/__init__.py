@@ -66,7 +66,7 @@ def read_records(raw: bytes | str) -> tuple[list[Any], list[str]]:
 
 
 def _version() -> str:
-    from modebench import __version__
+    from modebench import __version__  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     return (
         f"modebench {__version__} — the successor of ModeBench 0.4.0 (same verifiers and "

@@ -137,7 +137,7 @@ def add_config_list(parser: argparse.ArgumentParser, *, required: bool, suite: s
 
 def configs_of(args: argparse.Namespace) -> tuple[str | None, list[str] | None]:
     """(the one config of a classic run, or None; the selection of a suite, or None)."""
-    from modebench.suite.configs import is_single
+    from modebench.suite.configs import is_single  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     if args.config is None:
         return None, None

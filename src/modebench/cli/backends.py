@@ -29,7 +29,7 @@ def add_evaluate_options(evaluate: argparse.ArgumentParser) -> None:
 
 
 def _merge(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.api import merge_shards
+    from modebench.api import merge_shards  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     summary = merge_shards(args.shards, args.output)
     print_json(summary)

@@ -35,13 +35,13 @@ def _source(args: argparse.Namespace) -> dict[str, Any]:
 def _prepare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     config, suite = configs_of(args)
     if suite is not None:
-        from modebench.api import prepare_suite
+        from modebench.api import prepare_suite  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
         if args.ids is not None:
             parser.error("--ids applies to a single --config")
         print_json(prepare_suite(args.output, suite, args.split, limit=args.limit, **_source(args)))
         return 0
-    from modebench.data import export_requests
+    from modebench.data import export_requests  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     assert config is not None  # --config is required
     print_json(
@@ -51,21 +51,21 @@ def _prepare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _list(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.dataset_cache import listing
+    from modebench.dataset_cache import listing  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     print(listing(args.config, args.split, as_json=args.json, registry=args.registry), flush=True)
     return 0
 
 
 def _card(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.cards import card
+    from modebench.cards import card  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     print_json(card(args.config, registry=args.registry), indent=2)
     return 0
 
 
 def _fetch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.dataset_cache import fetch
+    from modebench.dataset_cache import fetch  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     root = fetch(
         args.config, args.split, cache_dir=args.cache_dir, offline=args.offline, registry=args.registry
@@ -75,7 +75,7 @@ def _fetch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _inspect(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.data import inspect
+    from modebench.data import inspect  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     payload = inspect(args.config, args.split, args.row, show_reference=args.show_reference, **_source(args))
     print_json(payload, indent=2)
@@ -83,7 +83,7 @@ def _inspect(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.api import export_dataset
+    from modebench.api import export_dataset  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     print_json(
         export_dataset(args.directory, registry=args.registry, cache_dir=args.cache_dir, offline=args.offline)
@@ -111,7 +111,7 @@ def add_commands(subparsers: Any) -> None:
     card.add_argument("--config", required=True, help="dataset config, e.g. level1_countdown")
     card.add_argument("--registry", help=REGISTRY_HELP)
     card.set_defaults(handler=_card)
-    from modebench.cli.evaluation import with_reference_formats
+    from modebench.cli.evaluation import with_reference_formats  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     with_reference_formats(card)  # the card describes a split; its rows' answer format is here
 

@@ -24,6 +24,7 @@ from modebench.cli._common import (
     print_json,
 )
 from modebench.diagnostics import VerifierExecutionError
+from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
 from modebench.validation import InputError
 
 __all__ = ["UNSCORABLE_OPTION", "add_commands", "reference_formats", "with_reference_formats"]
@@ -87,26 +88,12 @@ class _SuiteProgress:
 
 
 def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.api import EvaluationOptions, evaluate_file
+    from modebench.api import EvaluationOptions, evaluate_file  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     if args.progress_every is not None and args.progress_every < 0:
         raise InputError("--progress-every must be nonnegative")
     config, suite = configs_of(args)
-    options = EvaluationOptions(
-        min_defined_prompts=args.min_defined_prompts,
-        run_file=args.run,
-        data_root=args.data_root,
-        config=config,
-        split=args.split,
-        allow_partial=args.allow_partial,
-        registry=args.registry,
-        cache_dir=args.cache_dir,
-        offline=args.offline,
-        keep_checkpoint=args.keep_work,
-        limit=args.limit,
-        unscorable=args.unscorable,
-        ids=args.ids,
-    )
+    options = EvaluationOptions.from_args(args, config)
     if suite is not None:
         return _evaluate_suite(args, parser, suite, options)
     try:
@@ -149,7 +136,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _evaluate_suite(
     args: argparse.Namespace, parser: argparse.ArgumentParser, suite: list[str], options: Any
 ) -> int:
-    from modebench.api import evaluate_suite
+    from modebench.api import evaluate_suite  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     if args.work_dir is not None or args.shard is not None or args.ids is not None:
         parser.error("--work-dir, --shard and --ids apply to a single --config")
@@ -173,7 +160,7 @@ def reference_formats() -> str:
 
     Built from the installed plug-ins when help is asked for (no domain is imported otherwise).
     """
-    from modebench import domains
+    from modebench import domains  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     names = domains.names()
     lines = [
@@ -220,7 +207,7 @@ def add_commands(commands: Any) -> None:
     evaluate_cmd.add_argument(
         "--min-defined-prompts",
         type=int,
-        default=30,
+        default=DEFAULT_MIN_DEFINED_PROMPTS,
         help="prompts with PCMD defined needed before PCMD is reportable",
     )
     evaluate_cmd.add_argument(
@@ -270,7 +257,7 @@ def add_commands(commands: Any) -> None:
             "that in the receipt"
         ),
     )
-    from modebench.cli import backends
+    from modebench.cli import backends  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     backends.add_evaluate_options(evaluate_cmd)
     evaluate_cmd.set_defaults(handler=_evaluate)

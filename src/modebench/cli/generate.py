@@ -14,6 +14,7 @@ from typing import Any
 
 from modebench.cli import _progress
 from modebench.cli._common import EXIT_FAILED, add_split_options, int_value, print_json
+from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
 
 __all__ = ["add_commands"]
 
@@ -59,8 +60,8 @@ class _Progress:
 
 
 def _source(args: argparse.Namespace) -> Any:
-    from modebench.generate import FrozenSplitSource, RequestFileSource, TaskFileSource
-    from modebench.validation import InputError
+    from modebench.generate import FrozenSplitSource, RequestFileSource, TaskFileSource  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
+    from modebench.validation import InputError  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     if args.config is None:
         if (
@@ -84,9 +85,9 @@ def _source(args: argparse.Namespace) -> Any:
 
 
 def _generate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.api import generate_responses
-    from modebench.generate import GenerationSettings
-    from modebench.validation import InputError
+    from modebench.api import generate_responses  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
+    from modebench.generate import GenerationSettings  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
+    from modebench.validation import InputError  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     if args.progress_every < 0:
         raise InputError("--progress-every must be nonnegative")
@@ -119,7 +120,9 @@ def _generate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             retry_failed=args.retry_failed,
             progress=_Progress(args.progress_every),
             receipt=args.evaluate,
-            min_defined_prompts=args.min_defined_prompts if args.min_defined_prompts is not None else 30,
+            min_defined_prompts=args.min_defined_prompts
+            if args.min_defined_prompts is not None
+            else DEFAULT_MIN_DEFINED_PROMPTS,
             copy_to=sys.stdout.buffer if args.stdout else None,
         )
     except KeyboardInterrupt:
@@ -144,7 +147,7 @@ def _generate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def add_commands(subparsers: Any) -> None:
     """Add ``generate`` to the top-level subparsers."""
-    from modebench.prompts import CONDITIONS, DEFAULT_CONDITION
+    from modebench.prompts import CONDITIONS, DEFAULT_CONDITION  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     command = subparsers.add_parser(
         "generate", help="sample k responses per task from an OpenAI-compatible endpoint into evaluate input"

@@ -12,7 +12,7 @@ __all__ = ["add_commands"]
 
 
 def _ingest(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.api import ingest
+    from modebench.api import ingest  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     summary = ingest(
         args.format,
@@ -40,7 +40,7 @@ def _ingest(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def add_commands(commands: Any) -> None:
-    from modebench.ingest import FORMATS
+    from modebench.ingest import FORMATS  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     cmd = commands.add_parser(
         "ingest",

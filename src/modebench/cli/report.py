@@ -21,7 +21,7 @@ def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             if given is not None:
                 parser.error(f"{flag} applies to --html only")
     if args.html is not None:
-        from modebench.api import render_html
+        from modebench.api import render_html  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
         labels = {path: name for name, path in args.label or []}
         unknown = sorted(set(labels) - set(args.receipt))
@@ -33,7 +33,7 @@ def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         )  # fmt: skip
         print_json(summary)
         return 0 if summary["completed"] else EXIT_FAILED
-    from modebench.api import report_table
+    from modebench.api import report_table  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     text, completed = report_table(args.receipt, args.format)
     print(text, flush=True)
@@ -44,8 +44,8 @@ def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def _receipts_of(paths: list[str]) -> list[str]:
     """The receipts behind the arguments: a suite summary stands for its configurations' receipts."""
-    from modebench.suite.summary import is_summary
-    from modebench.validation import loads
+    from modebench.suite.summary import is_summary  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
+    from modebench.validation import loads  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     found: list[str] = []
     for path in paths:
@@ -60,8 +60,8 @@ def _receipts_of(paths: list[str]) -> list[str]:
 
 def _explain(receipts: list[str]) -> None:
     """Where the failure detail is, on stderr: stdout keeps the contractual report text."""
-    from modebench.api import explain_unscorable
-    from modebench.cli.evaluation import UNSCORABLE_OPTION
+    from modebench.api import explain_unscorable  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
+    from modebench.cli.evaluation import UNSCORABLE_OPTION  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     for receipt in receipts:
         try:

@@ -80,7 +80,7 @@ def _filters(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _stats(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.api import curves
+    from modebench.api import curves  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     label = next((name for name, path in args.label or [] if path == args.receipt), None)
     table = curves(
@@ -92,7 +92,7 @@ def _stats(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.api import compare_runs, prompt_retention
+    from modebench.api import compare_runs, prompt_retention  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     if args.per_prompt:
         if len(args.runs) != 2:

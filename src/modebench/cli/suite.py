@@ -8,7 +8,7 @@ from typing import Any
 
 
 def _calibrate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.suite.calibrate import calibrate, render
+    from modebench.suite.calibrate import calibrate, render  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     result = calibrate(
         args.receipt,
@@ -24,12 +24,12 @@ def _calibrate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
 
 def _power(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.suite.power import plan, render
+    from modebench.suite.power import plan, render  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     if (args.discordant is None) == (args.from_compare is None):
         raise ValueError("give exactly one of --discordant or --from-compare")
     if args.from_compare is not None:
-        from modebench.api import observed_discordant
+        from modebench.api import observed_discordant  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
         args.discordant = observed_discordant(args.from_compare, args.outcome)
     try:
@@ -53,7 +53,7 @@ def _power(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _build(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.suite.build import build_release
+    from modebench.suite.build import build_release  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     summary = build_release(
         args.output,

@@ -13,7 +13,7 @@ __all__ = ["add_commands"]
 
 
 def _trajectory(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.api import trajectory, trajectory_html
+    from modebench.api import trajectory, trajectory_html  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     options = dict(
         registry=args.registry,

@@ -11,7 +11,7 @@ __all__ = ["add_commands"]
 
 
 def _walkthrough(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from modebench.walkthrough import export
+    from modebench.walkthrough import export  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     print_json(export(args.directory))
     return 0

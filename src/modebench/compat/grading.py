@@ -112,7 +112,7 @@ def _grade(model_response: Any, gt_answer: Any) -> tuple[str, dict[str, Any], di
     if not isinstance(model_response, str):
         return verifier, answer, {"status": "malformed", "canonical_key": None, "detail": None}
     # Looked up at call time, like every grading entry point (a caller may replace it).
-    from modebench import verifier as bounded
+    from modebench import verifier as bounded  # noqa: PLC0415 - up a floor at call time: 0.4.0's helper reaches the bounded worker only when it grades
 
     graded = bounded.grade_response(_LEGACY_LEVEL, found.name, {"answer": answer}, model_response)
     status = graded.get("status")

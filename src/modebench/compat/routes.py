@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
+from modebench.domains._protocol import Malformed
 from modebench.domains.python_factors.language import parse_lambda
 
 PYTHON_ROUTE_PREFIX = "python-factor-route:v1:"
@@ -68,7 +69,6 @@ def _skeleton(node: ast.AST) -> str:
 
 def python_factor_route_signature(candidate: str) -> str:
     """The route signature of a lambda candidate; the candidate is parsed, never run."""
-    from modebench.domains._protocol import Malformed
 
     try:
         tree = parse_lambda(candidate)  # the restricted language's own static checks

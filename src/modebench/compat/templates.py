@@ -345,7 +345,7 @@ def build_response_token_prefix_mask(response_masks: Any, token_counts: Any) -> 
     Needs PyTorch (a trainer's own dependency); without it this says how to install it.
     """
     try:
-        import torch
+        import torch  # noqa: PLC0415 - optional extra: rl (torch comes with it)
     except ImportError:
         raise ImportError("build_response_token_prefix_mask needs PyTorch: pip install torch") from None
     masks = response_masks.bool()

@@ -13,12 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from modebench import _ledger, domains
+from modebench import domains
 from modebench.backends import Grader
 from modebench.diagnostics import VerifierExecutionError
+from modebench.engine import ledger as _ledger
 from modebench.engine.preflight import PLUGINS_KEY, PREFLIGHT_KEYS
+from modebench.engine.spec import RunSpec
 from modebench.identity import canonical, digest_json, sha256_text
-from modebench.intake.preflight import Options, Preflight
+from modebench.intake.preflight import Preflight
 from modebench.intake.shards import Shard
 from modebench.publish import atomic_output
 from modebench.receipt.writer import journal_line
@@ -97,14 +99,20 @@ class _NoDuplicates:
 
 
 def rederive_pending(
-    ledger: _ledger.Ledger, options: Options, frozen: Any, grader: Grader, selection: Shard
+    ledger: _ledger.Ledger, spec: RunSpec, frozen: Any, grader: Grader, selection: Shard
 ) -> None:
     """Re-derive every prompt still to grade from its raw record and compare with the stored one.
 
     What grading reads (parsed reference, binding) must follow from the raw record, whatever the
     checkpoint says; a prepared record that does not is refused by its sequence number.
     """
-    preflight = Preflight(options, frozen, validate=grader.reference_check, seen=_NoDuplicates())
+    preflight = Preflight(
+        spec.options,
+        frozen,
+        validate=grader.reference_check,
+        seen=_NoDuplicates(),
+        prompt_ids=spec.prompt_ids,
+    )
     preflight.run, preflight.run_digest = ledger.get("run"), ledger.get("run_sha256")
     for seq, prepared_json in ledger.rows("prepared", f"result IS NULL AND {selection.where()}"):
         stored = json.loads(prepared_json)

@@ -16,16 +16,16 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from modebench import _ledger
 from modebench._datasets.roots import SplitSource
 from modebench.diagnostics import VerifierExecutionError
+from modebench.engine import ledger as _ledger
 from modebench.engine import pipeline
 from modebench.engine.spec import RunSpec
 from modebench.identity import file_sha256, software_identity
 from modebench.publish import atomic_output
 from modebench.receipt.records import Summary
 from modebench.receipt.writer import failure_receipt_text
-from modebench.validation import InputError, OptionError
+from modebench.validation import InputError, OptionError, output_exists
 
 __all__ = ["evaluate"]
 
@@ -41,7 +41,7 @@ def evaluate(spec: RunSpec, stdin: IO[bytes] | None = None) -> Summary:
     if not spec.from_stdin:
         return _resolved(spec)
     directory = spec.work_dir
-    if spec.resume:
+    if spec.execution.resume:
         spool = _resumed_spool(directory, spec.output)
     else:
         spool = _spool(stdin if stdin is not None else sys.stdin.buffer, directory)
@@ -50,7 +50,11 @@ def evaluate(spec: RunSpec, stdin: IO[bytes] | None = None) -> Summary:
     except BaseException:
         # Before the checkpoint holds anything, a fresh run leaves nothing behind (the evaluator
         # itself removes a checkpoint whose preflight failed).
-        if not spec.resume and directory.is_dir() and not (directory / _ledger.LEDGER_NAME).exists():
+        if (
+            not spec.execution.resume
+            and directory.is_dir()
+            and not (directory / _ledger.LEDGER_NAME).exists()
+        ):
             _ledger.discard(directory)
         raise
 
@@ -60,10 +64,15 @@ def _resolved(spec: RunSpec) -> Summary:
     if options.config is not None:
         # The registry is read once; the pipeline re-checks the split against it.
         root, registry = SplitSource(
-            options.config, options.split, options.data_root, spec.cache_dir, spec.offline, spec.registry
+            options.config,
+            options.split,
+            options.data_root,
+            options.cache_dir,
+            options.offline,
+            spec.registry,
         ).open()
         spec = dataclasses.replace(
-            spec, options=dataclasses.replace(options, data_root=root), registry=registry
+            spec, options=dataclasses.replace(options, data_root=os.fspath(root)), registry=registry
         )
     try:
         return pipeline.run(spec)
@@ -112,7 +121,7 @@ def _resumed_spool(directory: Path, output: Path) -> Path:
     if spool.is_file():
         return spool
     if output.exists():
-        raise InputError(f"output already exists: {os.fspath(output)}")
+        raise output_exists(output)
     raise InputError(
         f"cannot resume from standard input: {directory} holds no completely received input; "
         "remove it and run again"

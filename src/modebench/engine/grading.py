@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from modebench import _ledger
 from modebench.backends import Grader
+from modebench.engine import ledger as _ledger
 from modebench.engine.preflight import event
-from modebench.engine.spec import Progress
+from modebench.engine.spec import ProgressCallback
 from modebench.failures import policy
 from modebench.identity import canonical
 from modebench.intake.shards import Shard
@@ -44,7 +44,12 @@ class _Groups:
     """Results waiting for their commit, and the commit that writes them to the journal."""
 
     def __init__(
-        self, ledger: _ledger.Ledger, journal: Journal, handle: IO[str], progress: Progress | None, count: int
+        self,
+        ledger: _ledger.Ledger,
+        journal: Journal,
+        handle: IO[str],
+        progress: ProgressCallback | None,
+        count: int,
     ) -> None:
         self.ledger = ledger
         self.journal = journal
@@ -82,7 +87,7 @@ def grade_pending(
     journal: Journal,
     count: int,
     grader: Grader,
-    progress: Progress | None,
+    progress: ProgressCallback | None,
     selection: Shard,
     tallied: tuple[StatusTally, Cells],
 ) -> None:

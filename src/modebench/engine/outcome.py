@@ -23,7 +23,7 @@ def evaluation_receipt(
     A shard receipt is explained once merged; an explanation never fails a finished run.
     """
     explanation = None
-    if spec.shard is None and (summary["status"] != "completed" or spec.unscorable != FAIL_RUN):
+    if spec.shard is None and (summary["status"] != "completed" or spec.options.unscorable != FAIL_RUN):
         try:
             found = explain(summary["output"], input_path=input_path, limit=10)
         except (ValueError, OSError):

@@ -13,9 +13,9 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from modebench import _ledger
 from modebench._datasets.frozen import open_frozen
 from modebench.backends import Grader, make_grader
+from modebench.engine import ledger as _ledger
 from modebench.engine.checkpoint import (
     check_ledger,
     check_plugins,
@@ -25,7 +25,6 @@ from modebench.engine.checkpoint import (
     repair_journal,
 )
 from modebench.engine.grading import Journal, grade_pending
-from modebench.engine.identity import identity
 from modebench.engine.preflight import event, run_preflight
 from modebench.engine.spec import RunSpec
 from modebench.identity import digest_json, file_sha256, software_identity
@@ -38,7 +37,7 @@ from modebench.receipt.records import ReceiptMeta, Summary
 from modebench.receipt.schema import CHECKPOINT_SCHEMA, JOURNAL_NAME, REPORT_SCHEMA
 from modebench.receipt.tallies import Cells, StatusTally, tally_results
 from modebench.receipt.writer import journal_reference, receipt_text, shard_receipt_text, with_plugins
-from modebench.validation import InputError
+from modebench.validation import InputError, output_exists
 
 __all__ = ["run"]
 
@@ -54,8 +53,8 @@ def run(spec: RunSpec, *, software: dict[str, Any] | None = None) -> Summary:
     """
     source = input_file(spec.source)
     output, directory = spec.output, spec.work_dir
-    if output.exists() and not spec.resume:
-        raise InputError(f"output already exists: {output}")
+    if output.exists() and not spec.execution.resume:
+        raise output_exists(output)
     if spec.spooled and source != directory / _ledger.SPOOL_NAME:
         raise InputError("a spooled input must be the checkpoint's own copy")
     if directory in (output, source) or (directory in source.parents and not spec.spooled):
@@ -71,24 +70,25 @@ def run(spec: RunSpec, *, software: dict[str, Any] | None = None) -> Summary:
         # A custom registry enters the resume identity through the split record and the
         # manifest hash of its data root (the cache manifest holds the registry's bytes).
         frozen = open_frozen(
-            root, options.config, options.split, options.allow_partial, spec.registry, spec.limit
+            root, options.config, options.split, options.allow_partial, spec.registry, options.limit
         )
-        if options.prompt_ids is not None:
-            options.prompt_ids.require_within(set(frozen.expected_ids), f"{options.config}/{options.split}")
-    bound = identity(spec, file_sha256(source), frozen, software)
+        if spec.prompt_ids is not None:
+            spec.prompt_ids.require_within(set(frozen.expected_ids), f"{options.config}/{options.split}")
+    bound = spec.identity(file_sha256(source), frozen, software)
     if output.exists():
         summary = _finished(spec, bound, frozen is not None)
         if summary is None:
-            raise InputError(f"output already exists: {output}")
+            raise output_exists(output)
         return summary
+    execution = spec.execution
     context: AbstractContextManager[Grader] = (
-        make_grader(spec.backend, spec.workers, spec.cluster_address)
-        if spec.grader is None
-        else nullcontext(spec.grader)
+        make_grader(execution.backend, execution.workers, execution.cluster_address)
+        if execution.grader is None
+        else nullcontext(execution.grader)
     )
     with context as active:
         active.prestart()  # worker warm-up (SymPy import) overlaps the checkpoint's start
-        with _ledger.checkpoint(directory, spec.resume, spooled=spec.spooled) as ledger:
+        with _ledger.checkpoint(directory, execution.resume, spooled=spec.spooled) as ledger:
             try:
                 summary = _run(ledger, spec, source, software, frozen, bound, active)
             except Exception:
@@ -98,7 +98,7 @@ def run(spec: RunSpec, *, software: dict[str, Any] | None = None) -> Summary:
                     ledger.db.close()
                     _ledger.discard(directory)
                 raise
-    if not spec.keep_checkpoint:
+    if not spec.options.keep_checkpoint:
         _ledger.drop_ledger(directory)
     return summary
 
@@ -125,12 +125,13 @@ def _finished(spec: RunSpec, bound: dict[str, Any], frozen: bool) -> Summary | N
         receipt = read_report(output)
     except (ValueError, OSError):
         return None
-    execution = receipt.get("execution")
+    execution, reference = receipt.execution, receipt.prompt_results
     if (
-        receipt["schema"] != REPORT_SCHEMA
-        or not isinstance(execution, dict)
+        receipt.schema != REPORT_SCHEMA
+        or execution is None
+        or reference is None
         or execution.get("identity_sha256") != digest_json(bound)
-        or (output.parent / receipt["prompt_results"]["path"]).resolve() != directory / JOURNAL_NAME
+        or (output.parent / reference["path"]).resolve() != directory / JOURNAL_NAME
     ):
         return None
     if (directory / _ledger.LEDGER_NAME).is_file():
@@ -140,25 +141,18 @@ def _finished(spec: RunSpec, bound: dict[str, Any], frozen: bool) -> Summary | N
                 ledger.put("phase", "complete")
                 ledger.put("output_sha256", file_sha256(output))
                 ledger.commit()
-        if ours and not spec.keep_checkpoint:
+        if ours and not spec.options.keep_checkpoint:
             _ledger.drop_ledger(directory)
-    elif not spec.keep_checkpoint:
+    elif not spec.options.keep_checkpoint:
         # A kill inside drop_ledger, after the database went but before the lock did, leaves
         # the ledger's other files beside the journal: tidy them as the finished run would have.
         _ledger.drop_ledger(directory)
-    return _summary(
-        output,
-        len(receipt["cells"]),
-        receipt["prompt_results"]["records"],
-        frozen,
-        receipt["evaluation"]["status"],
-        directory,
-    )
+    return _summary(output, len(receipt.cells), reference["records"], frozen, receipt.status, directory)
 
 
 def _start(ledger: _ledger.Ledger, spec: RunSpec, bound: dict[str, Any]) -> None:
     """Check a resumed checkpoint's identity, or start a fresh one."""
-    if spec.resume and ledger.has("identity"):
+    if spec.execution.resume and ledger.has("identity"):
         if ledger.get("identity") != bound:
             raise InputError("resume identity mismatch: input, configuration, dataset, or evaluator changed")
         if ledger.get("output") != str(spec.output):
@@ -191,7 +185,7 @@ def _run(
     else:
         count = check_ledger(ledger, selection)  # an earlier invocation's checkpoint is verified first
         check_plugins(ledger)
-        rederive_pending(ledger, spec.options, frozen, grader, selection)
+        rederive_pending(ledger, spec, frozen, grader, selection)
     done = ledger.completed()
     path = ledger.directory / JOURNAL_NAME
     digest, link = repair_journal(ledger, path)
@@ -200,10 +194,10 @@ def _run(
     ledger.put("history", history)
     ledger.commit()
     # Results committed by an earlier invocation are tallied from the ledger; the rest as graded.
-    tallied = tally_results(graded_rows(ledger) if done else iter(()), spec.unscorable)
+    tallied = tally_results(graded_rows(ledger) if done else iter(()), spec.options.unscorable)
     journal = Journal(path, digest, link, done)
-    grade_pending(ledger, journal, selection.size(count), grader, spec.progress, selection, tallied)
-    event(spec.progress, "finalizing", count, count)
+    grade_pending(ledger, journal, selection.size(count), grader, spec.execution.progress, selection, tallied)
+    event(spec.execution.progress, "finalizing", count, count)
     if file_sha256(source) != bound["input_sha256"]:
         raise InputError("input changed during evaluation; no final output published")
     if file_sha256(path) != digest.hexdigest():
@@ -213,7 +207,7 @@ def _run(
     ledger.put("phase", "complete")
     ledger.put("output_sha256", file_sha256(spec.output))
     ledger.commit()
-    event(spec.progress, "complete", count, count)
+    event(spec.execution.progress, "complete", count, count)
     return _summary(spec.output, published, count, frozen is not None, status, ledger.directory)
 
 

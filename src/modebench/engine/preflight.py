@@ -12,9 +12,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from modebench import _ledger, domains
+from modebench import domains
 from modebench.backends import Grader
-from modebench.engine.spec import Progress, RunSpec
+from modebench.engine import ledger as _ledger
+from modebench.engine.spec import ProgressCallback, RunSpec
 from modebench.identity import canonical, digest_json, sha256_text
 from modebench.intake.lines import decoded, raw_lines, record_id
 from modebench.intake.preflight import Preflight, prepared_text
@@ -29,7 +30,7 @@ PREFLIGHT_KEYS = ("records_sha256", "run", "generation_metadata_status", "run_sh
 __all__ = ["PLUGINS_KEY", "PREFLIGHT_KEYS", "domains_of", "event", "run_preflight"]
 
 
-def event(progress: Progress | None, phase: str, done: int, total: int | None) -> None:
+def event(progress: ProgressCallback | None, phase: str, done: int, total: int | None) -> None:
     if progress is not None:
         progress({"phase": phase, "completed_prompts": done, "total_prompts": total})
 
@@ -37,14 +38,16 @@ def event(progress: Progress | None, phase: str, done: int, total: int | None) -
 class _Store:
     """The records of one preflight on their way into the ledger: sequence, digest, first binding error."""
 
-    def __init__(self, ledger: _ledger.Ledger, preflight: Preflight, progress: Progress | None) -> None:
+    def __init__(
+        self, ledger: _ledger.Ledger, preflight: Preflight, progress: ProgressCallback | None
+    ) -> None:
         self.ledger = ledger
         self.preflight = preflight
         self.progress = progress
         self.seq = 0
         self.records_digest = hashlib.sha256(b"[")
         self.binding_error: InputError | None = None
-        self.wanted = preflight.options.prompt_ids
+        self.wanted = preflight.prompt_ids
         self.found: set[str] = set()
 
     def record(self, number: int, record: Any) -> None:
@@ -107,13 +110,18 @@ def run_preflight(
     ledger: _ledger.Ledger, spec: RunSpec, source: Path, frozen: Any, input_sha: str, grader: Grader
 ) -> None:
     """Validate every record of ``source`` into ``ledger`` and record the preflight metadata."""
-    event(spec.progress, "validating", 0, None)
+    progress = spec.execution.progress
+    event(progress, "validating", 0, None)
     ledger.reset_prompts()
     # References are validated on the pool's first worker: no extra process to start.
     preflight = Preflight(
-        spec.options, frozen, validate=grader.reference_check, seen=_ledger.SeenSet(ledger.db)
+        spec.options,
+        frozen,
+        validate=grader.reference_check,
+        seen=_ledger.SeenSet(ledger.db),
+        prompt_ids=spec.prompt_ids,
     )
-    store = _Store(ledger, preflight, spec.progress)
+    store = _Store(ledger, preflight, progress)
     input_digest = hashlib.sha256()
     ledger.staging = True  # progress commits pack their records on the ledger's helper thread
     lines = raw_lines(source, input_digest)
@@ -121,8 +129,8 @@ def run_preflight(
         # Workers preflight the lines; what needs the whole input's state stays here, in input
         # order. A line a worker did not prepare, or prepared under a run this preflight no
         # longer has, takes the in-process path.
-        assumed = assumed_run_digest(spec.options.run)
-        for number, line, reply in grader.prepared_lines(spec.options.run, lines):
+        assumed = assumed_run_digest(spec.run)
+        for number, line, reply in grader.prepared_lines(spec.run, lines):
             if reply is None or preflight.run_digest != assumed or not store.prepared(number, reply):
                 store.record(number, decoded(number, line))
     else:
@@ -151,7 +159,7 @@ def run_preflight(
     ledger.put("preflight_sha256", digest_json(meta))
     ledger.put("phase", "grading")
     ledger.commit()
-    event(spec.progress, "validated", store.seq, store.seq)
+    event(progress, "validated", store.seq, store.seq)
 
 
 def domains_of(ledger: _ledger.Ledger) -> list[str]:

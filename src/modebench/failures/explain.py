@@ -161,15 +161,15 @@ def explain(
     ``input_path``, when given and identical to the graded input, adds physical line numbers.
     """
     path = Path(receipt)
-    payload = read_report(path, verify_results=False)
-    status = str(payload["evaluation"]["status"])
+    checked = read_report(path, verify_results=False)
+    payload, status = checked.payload, checked.status
     failure = payload.get("failure")
     if isinstance(failure, dict):
         return FailureExplanation(path, status, failure=str(failure.get("detail")))
-    if payload["schema"] != V4:
+    if checked.schema != V4 or checked.prompt_results is None:
         return FailureExplanation(path, status, counts=_unscorable_counts(payload))
     journal = journal_path(path, payload)
-    unavailable = _journal_problem(journal, payload["prompt_results"]["sha256"])
+    unavailable = _journal_problem(journal, checked.prompt_results["sha256"])
     if unavailable is not None:
         return FailureExplanation(
             path, status, _unscorable_counts(payload), journal=journal, unavailable=unavailable
@@ -199,10 +199,10 @@ def explain(
                         counted=unscorable is None,
                     )
                 )
-    dataset = payload.get("dataset")
-    selected = dataset.get("prompt_ids") if isinstance(dataset, dict) else None
+    dataset = checked.dataset
+    selected = dataset.get("prompt_ids") if dataset is not None else None
     chosen = {str(ident) for ident in selected} if isinstance(selected, list) else None
-    lines = _line_numbers(input_path, payload.get("input_sha256"), {a.record for a in found}, chosen)
+    lines = _line_numbers(input_path, checked.input_sha256, {a.record for a in found}, chosen)
     attempts = tuple(
         UnscorableAttempt(a.prompt_id, a.record, lines.get(a.record), a.draw, a.status, a.detail, a.counted)
         for a in found

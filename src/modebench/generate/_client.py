@@ -159,7 +159,7 @@ def _client(settings: GenerationSettings, api_key: str) -> Any:
     """The official async client, one per run, on aiohttp when installed (the client's faster
     transport); its connection pool holds one kept-alive connection per request in flight (the
     client's default keeps 100 alive, so beyond that concurrency every request would reconnect)."""
-    import openai
+    import openai  # noqa: PLC0415 - optional extra: generate (openai)
 
     size = settings.concurrency
     limits = _http_module().Limits(max_connections=size, max_keepalive_connections=size)
@@ -181,7 +181,7 @@ def _client(settings: GenerationSettings, api_key: str) -> Any:
 
 def _http_module() -> Any:
     """The client's own HTTP library (``httpx`` or its successor ``httpx2``)."""
-    import openai
+    import openai  # noqa: PLC0415 - optional extra: generate (openai)
 
     for base in openai.DefaultAsyncHttpxClient.__mro__:
         if base.__name__ == "AsyncClient":
@@ -197,7 +197,7 @@ def _response_type() -> type:
 async def _send(
     client: Any, response_type: type, url: str, settings: GenerationSettings, prompt: Prompt, request: Request
 ) -> list[Draw]:
-    import openai
+    import openai  # noqa: PLC0415 - optional extra: generate (openai)
 
     body: dict[str, Any] = {"model": settings.model, **settings.sampling()}
     if settings.api == "chat":

@@ -6,10 +6,11 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any, cast
 
+from modebench.api_types import EvaluationOptions, RunMetadata, Split
 from modebench.contracts import install_hint
 from modebench.engine import Execution, RunSpec, evaluate
 from modebench.engine.outcome import evaluation_receipt
@@ -27,7 +28,7 @@ from modebench.generate._plan import (
 from modebench.generate._pregrade import PreGrader
 from modebench.generate._settings import GenerationSettings
 from modebench.generate._shards import send_sharded
-from modebench.validation import InputError
+from modebench.validation import InputError, output_exists
 
 __all__ = ["GENERATE_EXTRA_MESSAGE", "GenerationResult", "generate_responses"]
 
@@ -82,7 +83,7 @@ class GenerationResult:
 
 def _require_openai() -> None:
     try:
-        import openai  # noqa: F401
+        import openai  # noqa: F401, PLC0415 - optional extra: generate (openai)
     except ImportError:
         raise InputError(GENERATE_EXTRA_MESSAGE) from None
 
@@ -117,7 +118,7 @@ def generate_responses(
     retry_failed: bool = False,
     progress: Callable[[dict[str, Any]], None] | None = None,
     receipt: PathLike | None = None,
-    min_defined_prompts: int = 30,
+    options: EvaluationOptions | None = None,
     copy_to: IO[bytes] | None = None,
 ) -> GenerationResult:
     """Sample ``settings.k`` draws per prompt of ``source`` into an evaluate-ready JSONL file.
@@ -127,6 +128,8 @@ def generate_responses(
     draws that failed after all retries (and then replaces an existing output). ``copy_to`` gets
     the published output's bytes (pipe mode: ``generate --stdout | evaluate -``); only a
     complete, published output is ever copied, so a failed run sends the reader nothing.
+    ``options`` are the evaluation's (with ``receipt``); the run metadata just written, and a
+    frozen source's configuration, split and registry, are filled in.
     """
     _require_openai()
     started = time.monotonic()
@@ -135,9 +138,9 @@ def generate_responses(
     draws_file = _output.draws_path(out)
     ledger_file = _output.ledger_path(out)
     if out.exists() and not retry_failed:
-        raise InputError(f"output already exists: {os.fspath(out)}")
+        raise output_exists(out)
     if receipt is not None and Path(receipt).exists():
-        raise InputError(f"output already exists: {os.fspath(receipt)}")
+        raise output_exists(receipt)
     if receipt is not None and not isinstance(source, (FrozenSplitSource, TaskFileSource)):
         raise InputError("evaluation right after generation needs a frozen config or a task file")
     loaded = load_prompts(source, settings.prompt_condition)
@@ -154,7 +157,8 @@ def generate_responses(
         if pregrader is None or receipt is None:
             return result
         pregrader.finish()  # the prompts completed last are graded while the files are published
-        return _evaluate(result, source, loaded, receipt, min_defined_prompts, pregrader)
+        chosen = options if options is not None else EvaluationOptions()
+        return _evaluate(result, source, loaded, receipt, chosen, pregrader)
     finally:
         if pregrader is not None:
             pregrader.close()
@@ -242,29 +246,24 @@ def _evaluate(
     source: Source,
     loaded: Loaded,
     receipt: PathLike,
-    min_defined_prompts: int,
+    options: EvaluationOptions,
     pregrader: PreGrader,
 ) -> GenerationResult:
     """Evaluate the published file with the run metadata just written, as ``modebench evaluate``
     does, taking the results of prompts graded while draws arrived from the pre-grader's memo."""
-    from dataclasses import replace
-
-    from modebench.api_types import EvaluationOptions, RunMetadata
-
     run = cast(RunMetadata, result.run)
     data_root = None if loaded.data_root is None else Path(loaded.data_root)
-
     if isinstance(source, FrozenSplitSource):
-        options = EvaluationOptions(
-            min_defined_prompts=min_defined_prompts,
+        options = replace(
+            options,
             run=run,
             data_root=data_root,
             config=source.config,
-            split=source.split,  # type: ignore[arg-type]
+            split=cast(Split, source.split),
             registry=source.registry,
         )
     else:
-        options = EvaluationOptions(min_defined_prompts=min_defined_prompts, run=run)
+        options = replace(options, run=run)
     spec = RunSpec.build(result.output, Path(receipt), options, Execution(grader=pregrader.grader))
     evaluated = evaluation_receipt(spec, evaluate(spec), result.output)
     return replace(result, receipt=evaluated, pregrade=pregrader.summary())

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modebench import data, dataset_cache
+from modebench.intake.lines import iter_jsonl
 from modebench.intake.preflight import RECORD_FIELDS
 from modebench.prompts import DEFAULT_CONDITION, make_messages, messages_sha256
 from modebench.validation import InputError
@@ -140,7 +142,6 @@ def load_prompts(source: Source, condition: str) -> Loaded:
 
 
 def _frozen(source: FrozenSplitSource, condition: str) -> Loaded:
-    from modebench import data, dataset_cache
 
     if condition != DEFAULT_CONDITION:
         raise InputError(f"frozen splits are sampled under {DEFAULT_CONDITION}; use a task file otherwise")
@@ -171,7 +172,6 @@ def _frozen(source: FrozenSplitSource, condition: str) -> Loaded:
 
 
 def _file(path: PathLike, kind: str, parse: Any, condition: str) -> Loaded:
-    from modebench.intake.lines import iter_jsonl
 
     hasher = hashlib.sha256()
     prompts: list[Prompt] = []

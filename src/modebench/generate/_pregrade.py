@@ -15,16 +15,22 @@ error or a stopped thread only leaves prompts out of the memo, and the evaluatio
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from modebench._datasets.frozen import open_frozen
+from modebench._datasets.roots import SplitSource
+from modebench.api_types import EvaluationOptions, Split
 from modebench.backends.memo import GradeMemo, MemoGrader
+from modebench.engine.spec import check_options
 from modebench.generate._ledger import Draw
 from modebench.generate._output import response_text
 from modebench.generate._plan import FrozenSplitSource, Loaded, Source
+from modebench.intake.preflight import Preflight
 from modebench.isolation.pool import CHUNK_PROMPTS, ParallelGrader
 
 __all__ = ["PreGrader"]
@@ -131,18 +137,16 @@ class PreGrader:
 
     def _preflight(self) -> Any:
         """The evaluator's record validation, set up as the evaluation after publication sets it up."""
-        from modebench.intake.preflight import Options, Preflight
-
         source = self._source
         if not isinstance(source, FrozenSplitSource):
-            return Preflight(Options.build(), None, validate=self.grader.reference_check)
-        from modebench._datasets.roots import SplitSource
-        from modebench.data import open_frozen
-
+            return Preflight(EvaluationOptions(), None, validate=self.grader.reference_check)
         root = None if self._loaded.data_root is None else Path(self._loaded.data_root)
         data_root, registry = SplitSource(
             source.config, source.split, root, None, False, source.registry
         ).open()
-        options = Options.build(data_root=data_root, config=source.config, split=source.split)
-        frozen = open_frozen(options.data_root, source.config, source.split, False, registry, None)
+        split = cast(Split, source.split)
+        options = check_options(
+            EvaluationOptions(data_root=os.fspath(data_root), config=source.config, split=split)
+        )
+        frozen = open_frozen(data_root, source.config, source.split, False, registry, None)
         return Preflight(options, frozen, validate=self.grader.reference_check)

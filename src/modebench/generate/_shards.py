@@ -17,7 +17,7 @@ import multiprocessing
 import os
 import queue as queue_module
 import signal
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 from modebench.generate._client import TICK_SECONDS, EndpointError, OnResult, Tick, send_all
@@ -115,7 +115,6 @@ def _shard(
     parent: int,
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from dataclasses import replace
 
     batch: list[list[tuple[Any, ...]]] = []
 

@@ -21,8 +21,8 @@ class _TooLarge(Exception):
 
 
 def _download(request: dict[str, Any]) -> dict[str, Any]:
-    from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
-    from huggingface_hub.utils.tqdm import tqdm as hub_tqdm
+    from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url  # noqa: PLC0415 - optional extra: data (huggingface_hub)
+    from huggingface_hub.utils.tqdm import tqdm as hub_tqdm  # noqa: PLC0415 - optional extra: data (huggingface_hub)
 
     limit = int(request["max_bytes"])
     commit = str(request["commit"])

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from modebench import __version__
+from modebench.cards import card
+from modebench.dataset_cache import fetch, load_registry
 from modebench.hub.release_dir import build_title, write_card
 from modebench.identity import file_sha256
 from modebench.validation import InputError, loads
@@ -65,8 +67,6 @@ def export_release(
     offline: bool = False,
 ) -> dict[str, Any]:
     """Write every split of ``registry`` (default: the packaged 0.4.0 one) as a release directory."""
-    from modebench.cards import card
-    from modebench.dataset_cache import fetch, load_registry
 
     target = Path(directory)
     if target.exists():

@@ -71,7 +71,7 @@ def _storage(cache: Path, address: HubAddress) -> Path:
 
 def _cached(cache: Path, address: HubAddress, filename: str) -> Path | None:
     try:
-        from huggingface_hub import try_to_load_from_cache
+        from huggingface_hub import try_to_load_from_cache  # noqa: PLC0415 - optional extra: data (huggingface_hub)
     except ImportError:
         raise InputError(HUB_EXTRA_MESSAGE) from None
     found = try_to_load_from_cache(

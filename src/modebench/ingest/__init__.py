@@ -18,13 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from modebench import guard
+from modebench._datasets.export import prepare_requests
+from modebench._datasets.roots import SplitSource
 from modebench.guard import open_regular
 from modebench.ingest import inspect_log, lm_eval, trl, verl
 from modebench.ingest._matching import PromptIndex
 from modebench.ingest._source import ReadOptions, SourcePrompt
 from modebench.ingest._templates import load_tokenizer
 from modebench.publish import destination, exclusive_temporary, publish_new
-from modebench.validation import InputError
+from modebench.validation import InputError, output_exists
 
 __all__ = [
     "FORMATS",
@@ -83,8 +85,6 @@ def prompt_index(
         if tokenizer is not None:
             raise InputError("--tokenizer renders registered prompts: give --registry/--config too")
         return PromptIndex()
-    from modebench._datasets.export import prepare_requests
-    from modebench._datasets.roots import SplitSource
 
     loaded = None if tokenizer is None else load_tokenizer(os.fspath(tokenizer))
     root, source = SplitSource(config, split, data_root, cache_dir, offline, registry).open()
@@ -149,7 +149,7 @@ def ingest(
             return
         target = step_path(out, step) if stepped and step is not None else out
         if os.path.lexists(target):  # never overwritten (the source itself included)
-            raise InputError(f"output already exists: {target}")
+            raise output_exists(target)
         try:
             temporary, handle = exclusive_temporary(target)
             written.append((temporary, target))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -70,7 +71,6 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     so it decodes ``str`` with one bound decoder (``json.loads`` on bytes first sniffs the
     encoding) and leaves building the location text to callers, which need it once per prompt.
     """
-    import json
 
     decoder = json.JSONDecoder()
     raw_decode, decode = decoder.raw_decode, decoder.decode
@@ -99,7 +99,7 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def need_pyarrow() -> Any:
     try:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # noqa: PLC0415 - optional extra: data (pyarrow)
     except ImportError:
         raise InputError(f"install the 'data' extra: {install_hint('data')}") from None
     return pq

@@ -150,7 +150,7 @@ def renderings(messages: Messages) -> Iterator[tuple[str, str]]:
 def load_tokenizer(path: str) -> Any:
     """A tokenizer from a local directory (never downloaded: ingest runs offline)."""
     try:
-        from transformers import AutoTokenizer
+        from transformers import AutoTokenizer  # noqa: PLC0415 - optional extra: tokenizer (transformers)
     except ImportError:
         raise InputError(f"--tokenizer needs transformers: {install_hint('tokenizer')}") from None
     try:

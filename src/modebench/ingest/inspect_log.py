@@ -48,7 +48,7 @@ def _eval_samples(path: Path) -> Iterator[tuple[str, Any]]:
     """``(location, sample)`` per sample member of a ``.eval`` zip, one member in memory at a time."""
     if sys.version_info < (3, 14):
         try:  # registers zstd (Inspect's member compression) with zipfile
-            import zipfile_zstd  # type: ignore[import-not-found, import-untyped, unused-ignore]  # noqa: F401
+            import zipfile_zstd  # type: ignore[import-not-found, import-untyped, unused-ignore]  # noqa: F401, PLC0415 - optional package: zstd-compressed Inspect logs
         except ImportError:
             pass
     handle = open_regular(path, "log")

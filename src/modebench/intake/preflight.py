@@ -12,21 +12,22 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
-from modebench import domains, metrics
+from modebench import domains
+from modebench.api_types import EvaluationOptions
 from modebench.contracts import normalize_level
 from modebench.diagnostics import VerifierExecutionError
 from modebench.identity import canonical, digest_json
+from modebench.intake.ids import PromptIds
 from modebench.isolation import client as verifier
 from modebench.prompts import make_messages, messages_sha256, profile_metadata
 from modebench.run_metadata import validate_run
-from modebench.validation import InputError, json_value, positive_integer, with_hint
+from modebench.validation import InputError, json_value, with_hint
 
 __all__ = [
     "RECORD_FIELDS",
     "BoundRecord",
-    "Options",
     "Preflight",
     "PreparedRecord",
     "ReferenceValidator",
@@ -101,40 +102,6 @@ def record_label(location: str, record: Any) -> str:
     return f"{location}, prompt {ident!r}"
 
 
-@dataclass
-class Options:
-    """Validated evaluation options (``docs/evaluation.md``, "Input")."""
-
-    min_defined_prompts: int = metrics.DEFAULT_MIN_DEFINED_PROMPTS
-    run: dict[str, Any] | None = None
-    config: str | None = None
-    split: str = "eval"
-    allow_partial: bool = False
-    data_root: Any = None
-    #: ``modebench.suite.ids.PromptIds``: grade only these records (file evaluation).
-    prompt_ids: Any = None
-
-    @classmethod
-    def build(
-        cls,
-        *,
-        min_defined_prompts: Any = metrics.DEFAULT_MIN_DEFINED_PROMPTS,
-        run: Any = None,
-        data_root: Any = None,
-        config: Any = None,
-        split: Any = "eval",
-        allow_partial: Any = False,
-        prompt_ids: Any = None,
-    ) -> Options:
-        positive_integer(min_defined_prompts, "min_defined_prompts")
-        if not isinstance(allow_partial, bool):
-            raise InputError("allow_partial must be a boolean")
-        if config is None and (data_root is not None or allow_partial or split != "eval"):
-            raise InputError("data_root, split, and allow_partial require a frozen config")
-        validated_run = validate_run(run) if run is not None else None
-        return cls(min_defined_prompts, validated_run, config, split, allow_partial, data_root, prompt_ids)
-
-
 ReferenceValidator = Callable[[int, str, Any], dict[str, Any]]
 
 
@@ -146,7 +113,8 @@ def _default_validator(level: int, domain: str, answer: Any) -> dict[str, Any]:
 class Preflight:
     """Phases A–C over a stream of records; keeps only what later phases need."""
 
-    options: Options
+    #: The run's options, checked (``modebench.engine.spec.check_options``: ``run`` validated).
+    options: EvaluationOptions
     frozen: Any = None  # modebench.data.FrozenSplit in frozen mode
     validate: ReferenceValidator = _default_validator
     seen: Any = field(default_factory=set)  # supports `in` and `.add`; SQLite-backed in file mode
@@ -157,11 +125,13 @@ class Preflight:
     count: int = 0
     draws: int | None = None
     supplied_ids: set[str] = field(default_factory=set)
+    #: The id list the options name (``options.ids``), read: grade only these records.
+    prompt_ids: PromptIds | None = None
     _references: dict[tuple[int, str, str], tuple[dict[str, Any], str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.options.run is not None:
-            self.run = self.options.run
+            self.run = cast(dict[str, Any], self.options.run)  # validated by check_options
             self.run_digest = digest_json(self.run)
 
     # -- Phase A -------------------------------------------------------------------------------
@@ -336,8 +306,8 @@ class Preflight:
             block: dict[str, Any] = {"kind": "custom", "references_authenticated": False}
         else:
             block = self.frozen.dataset_block(self)
-        if self.options.prompt_ids is not None:  # a selection by id list: the receipt says which
-            block["prompt_ids"] = self.options.prompt_ids.ordered()
+        if self.prompt_ids is not None:  # a selection by id list: the receipt says which
+            block["prompt_ids"] = self.prompt_ids.ordered()
         return block
 
 

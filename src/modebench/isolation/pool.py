@@ -222,7 +222,7 @@ class ParallelGrader:
         self, run: dict[str, Any] | None, lines: Iterable[tuple[int, bytes]]
     ) -> Iterator[tuple[int, bytes, Any]]:
         """Yield ``(number, line, reply)`` in input order, each line preflighted on a worker
-        (``modebench._prepare``); ``reply`` is None for a line the caller must handle itself.
+        (:mod:`modebench.isolation.prepare`); ``reply`` is None for a line the caller must handle itself.
 
         Like :meth:`results`, a window of requests is in flight on every worker while this
         thread consumes replies in order, so memory stays bounded.

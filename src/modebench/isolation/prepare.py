@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from modebench import domains
+from modebench.api_types import EvaluationOptions, RunMetadata
 from modebench.diagnostics import MAX_REPLY_BYTES, UNSCORABLE
 from modebench.identity import canonical, digest_json, sha256_text
-from modebench.intake.preflight import Options, Preflight, prepared_text
+from modebench.intake.preflight import Preflight, prepared_text
 from modebench.validation import loads
 
 __all__ = ["MAX_LINE_BYTES", "MAX_REQUEST_LINES_BYTES", "assumed_run_digest", "prepare_lines", "request_line"]
@@ -115,7 +116,9 @@ def prepare_lines(
     # One preflight serves the request: its duplicate set and counts are never read (the
     # parent owns those). Its reference cache is the worker's, kept across requests as the
     # parent's lasts a whole preflight (bounded by the same size: a cache, so memory stays flat).
-    preflight = Preflight(Options(run=run), validate=validate, seen=_Unclaimed())
+    preflight = Preflight(
+        EvaluationOptions(run=cast(RunMetadata | None, run)), validate=validate, seen=_Unclaimed()
+    )
     preflight._references = _REFERENCES
 
     for entry in lines:

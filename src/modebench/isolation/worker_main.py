@@ -1,6 +1,6 @@
 """Worker process main loop: warm up, then grade JSON-line requests under rlimits and deadlines.
 
-Protocol (one JSON line per message, both directions; see ``worker_protocol``):
+Protocol (one JSON line per message, both directions; see :mod:`modebench.isolation.protocol`):
 
 * worker → parent, once after warm-up: ``{"ready": true}``.
 * ``{"operation": "grade", "level", "domain", "answer", "text"}`` → one GradeResult line.
@@ -386,7 +386,7 @@ def _check_reference(level: Any, domain: Any, answer: Any) -> dict[str, Any]:
 
 
 def _prepare(request: dict[str, Any]) -> list[dict[str, Any]]:
-    """Preflight a window of input lines (``modebench._prepare``); one reply line per line."""
+    """Preflight a window of input lines (:mod:`modebench.isolation.prepare`); one reply line per line."""
     # Imported when a prepare request arrives: a worker that only grades never loads preflight.
     from modebench.isolation.prepare import Fatal, prepare_lines  # noqa: PLC0415 - worker start-up: only a prepare request needs it
 

@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from modebench import guard
 from modebench.contracts import normalize_domain, normalize_level
@@ -20,8 +20,9 @@ from modebench.diagnostics import VerifierExecutionError
 from modebench.failures import policy
 from modebench.guard import sibling_journal
 from modebench.identity import canonical, digest_json
-from modebench.receipt.identity import bound_options, checkpoint_identity
-from modebench.receipt.schema import MAX_RECEIPT_BYTES, MAX_RESULT_LINE_BYTES, RESULT_FORMAT, SCHEMAS, V3, V4
+from modebench.receipt.records import JournalLine, Receipt
+from modebench.receipt.run_identity import bound_options, checkpoint_identity
+from modebench.receipt.schema import MAX_RECEIPT_BYTES, MAX_RESULT_LINE_BYTES, RESULT_FORMAT, SCHEMAS, V4
 from modebench.receipt.tallies import StatusTally, tally_results, v4_cells
 from modebench.validation import InputError, is_integer, loads, positive_integer
 
@@ -35,9 +36,7 @@ def _number(value: Any) -> bool:
 
 def recorded_plugins(payload: dict[str, Any]) -> frozenset[str]:
     """The third-party domains a receipt records in ``software.plugins`` (docs/evaluation.md)."""
-    software = payload.get("software")
-    plugins = software.get("plugins") if isinstance(software, dict) else None
-    return frozenset(plugins) if isinstance(plugins, dict) else frozenset()
+    return Receipt("", payload).plugins
 
 
 def cell_domain(value: Any, recorded: frozenset[str]) -> str:
@@ -100,8 +99,12 @@ def _journal_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) -> dict[str, Any]:
-    """Load and validate a receipt; for v4 also verify the journal and recompute its numbers."""
+def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) -> Receipt:
+    """Load and check a receipt; for v4 also verify the journal and recompute its numbers.
+
+    Returns the typed :class:`Receipt` (``modebench.reporting.read_report``, 0.4.0's edge,
+    returns its dictionary).
+    """
     with open_regular(path, "receipt") as handle:
         data = handle.read(MAX_RECEIPT_BYTES + 1)
     if len(data) > MAX_RECEIPT_BYTES:
@@ -148,7 +151,7 @@ def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) ->
                 raise InputError("detailed-result journal hash mismatch")
             _recompute(payload, journal)
             check_identity(payload)
-    return payload
+    return Receipt.at(path, payload)
 
 
 def check_identity(payload: dict[str, Any]) -> None:
@@ -169,15 +172,12 @@ def check_identity(payload: dict[str, Any]) -> None:
     # third-party plug-ins it used (the receipt adds them at publication).
     software = {key: value for key, value in software.items() if key != "plugins"}
     for run in (payload.get("run"), None):
+        # What a custom run's receipt records of its options; the rest are at their defaults.
         options = bound_options(
             {
                 "min_defined_prompts": payload["evaluation"].get("min_defined_prompts"),
                 "run": run,
-                "config": None,
-                "split": "eval",
-                "allow_partial": False,
-                # a selection of the input (an id list), and a non-default unscorable policy
-                "prompt_ids": dataset.get("prompt_ids"),
+                "ids": dataset.get("prompt_ids"),
                 "unscorable": payload["evaluation"].get("unscorable", policy.FAIL_RUN),
             }
         )
@@ -187,7 +187,7 @@ def check_identity(payload: dict[str, Any]) -> None:
     raise InputError("receipt input_sha256 disagrees with its execution identity")
 
 
-def _journal_entries(journal: Path, expected: int) -> Iterator[dict[str, Any]]:
+def _journal_entries(journal: Path, expected: int) -> Iterator[JournalLine]:
     return sequenced(_strict_lines(journal), expected)
 
 
@@ -202,8 +202,9 @@ def _strict_lines(journal: Path) -> Iterator[Any]:
             yield loads(line)
 
 
-def sequenced(entries: Iterable[Any], expected: int | None, start: int = 0) -> Iterator[dict[str, Any]]:
-    """The decoded journal ``entries``, refused unless they are ``expected`` results in sequence.
+def sequenced(entries: Iterable[Any], expected: int | None, start: int = 0) -> Iterator[JournalLine]:
+    """The decoded journal ``entries`` as :class:`JournalLine` records (what
+    ``writer.journal_line`` writes), refused unless they are ``expected`` results in sequence.
 
     ``start``: the sequence number of the first entry (a chunk of a journal; ``expected`` None).
     """
@@ -215,7 +216,7 @@ def sequenced(entries: Iterable[Any], expected: int | None, start: int = 0) -> I
             or entry.get("sequence") != index
         ):
             raise InputError("detailed-result sequence mismatch")
-        yield entry
+        yield cast(JournalLine, entry)
         index += 1
     if expected is not None and index - start != expected:
         raise InputError("detailed-result count mismatch")
@@ -301,24 +302,24 @@ def journal_path(receipt: str | os.PathLike[str], payload: dict[str, Any]) -> Pa
 
 def iter_prompt_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Per-prompt results: input order from a v4 journal, cell order from a v3 receipt."""
-    payload = read_report(path)
-    if payload["schema"] == V3:
-        for cell in payload["cells"]:
+    receipt = read_report(path)
+    if receipt.is_v3 or receipt.prompt_results is None:  # v3: the results are inside the cells
+        for cell in receipt.cells:
             yield from cell.get("prompt_results", [])
         return
-    for entry in _journal_entries(journal_path(path, payload), payload["prompt_results"]["records"]):
+    for entry in _journal_entries(journal_path(path, receipt.payload), receipt.prompt_results["records"]):
         yield entry["result"]
 
 
 def iter_cell_results(path: str | os.PathLike[str]) -> Iterator[tuple[int, str, int, dict[str, Any]]]:
     """``(level, domain, k, per-prompt result)`` for every prompt (v4 journal or v3 cells)."""
-    payload = read_report(path)
-    if payload["schema"] == V3:
-        for cell in payload["cells"]:
+    receipt = read_report(path)
+    if receipt.is_v3 or receipt.prompt_results is None:  # v3: the results are inside the cells
+        for cell in receipt.cells:
             for result in cell.get("prompt_results", []):
                 yield cell["level"], cell["domain"], cell["k"], result
         return
-    for entry in _journal_entries(journal_path(path, payload), payload["prompt_results"]["records"]):
+    for entry in _journal_entries(journal_path(path, receipt.payload), receipt.prompt_results["records"]):
         yield entry["level"], entry["domain"], entry["k"], entry["result"]
 
 

@@ -30,7 +30,8 @@ __all__ = [
 
 
 def journal_line(seq: int, prepared: Mapping[str, Any], result_json: str) -> str:
-    """One journal line of a bound record and its (already canonical) result text."""
+    """One journal line of a bound record and its (already canonical) result text: the canonical
+    JSON of a :class:`~modebench.receipt.records.JournalLine`, which the reader returns."""
     # The entry is canonical JSON with sorted keys; the stored result text is already canonical.
     # Only prompts of a third-party domain carry ``plugin`` (its origin), between level and
     # record_sha256 in key order.

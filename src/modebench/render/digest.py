@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modebench.diagnostics import UNSCORABLE
+from modebench.receipt.records import Receipt
 from modebench.stats import chunks
-from modebench.stats.journal import Entry, Receipt, open_receipt
+from modebench.stats.journal import Entry, open_receipt
 from modebench.stats.profiles import CellKey, Profile, PromptSummary, entry_summary
 
 __all__ = ["CellDigest", "Diagnostic", "DigestBuilder", "ExamplePrompt", "ModeExample", "RunDigest", "digest"]

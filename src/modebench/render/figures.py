@@ -119,8 +119,8 @@ class Grid:
 def _text_width(text: str, size: float) -> float:
     """Width in inches of one line of ``text`` at ``size`` points in the figures' font (measured
     by matplotlib, plus a margin for the browser's own text layout)."""
-    from matplotlib.font_manager import FontProperties
-    from matplotlib.textpath import TextToPath
+    from matplotlib.font_manager import FontProperties  # noqa: PLC0415 - optional extra: plot (matplotlib)
+    from matplotlib.textpath import TextToPath  # noqa: PLC0415 - optional extra: plot (matplotlib)
 
     width, _, _ = TextToPath().get_text_width_height_descent(
         text, FontProperties(family="DejaVu Sans", size=size), ismath=False
@@ -158,7 +158,7 @@ def _lines(text: str) -> int:
 
 def _figure_class() -> Any:
     try:
-        from matplotlib.figure import Figure
+        from matplotlib.figure import Figure  # noqa: PLC0415 - optional extra: plot (matplotlib)
     except ImportError:
         raise InputError(PLOT_EXTRA_MESSAGE) from None
     return Figure
@@ -211,7 +211,7 @@ def _svg(figure: Any, alt: str) -> str:
     _counter[0] += 1
     buffer = io.StringIO()
     # Called inside _styled's rc_context: the salt is undone with the rest of the style.
-    import matplotlib
+    import matplotlib  # noqa: PLC0415 - optional extra: plot (matplotlib)
 
     matplotlib.rcParams["svg.hashsalt"] = f"modebench-figure-{_counter[0]}"
     figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
@@ -235,7 +235,7 @@ def _svg(figure: Any, alt: str) -> str:
 def _pdf(figure: Any) -> bytes:
     """The figure as a standalone PDF: fonts embedded as TrueType (Type 42, which publishers
     accept, unlike Type 3), no creation date (the same figure gives the same bytes)."""
-    import matplotlib
+    import matplotlib  # noqa: PLC0415 - optional extra: plot (matplotlib)
 
     buffer = io.BytesIO()
     with matplotlib.rc_context({"pdf.fonttype": 42}):
@@ -293,7 +293,7 @@ def _compact(text: str) -> str:
 
 
 def _styled(draw: Any) -> Any:
-    import matplotlib
+    import matplotlib  # noqa: PLC0415 - optional extra: plot (matplotlib)
 
     settings: Any = _STYLE
     with matplotlib.rc_context(settings):
@@ -317,7 +317,7 @@ def _k_ticks(largest: int) -> list[int]:
 def _y_ticks(probability: bool, top: float) -> tuple[tuple[float, float], list[float]]:
     if probability:
         return (-0.03, 1.03), [0.0, 0.5, 1.0]
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415 - optional extra: plot (matplotlib)
 
     ticks = [float(t) for t in MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]).tick_values(0.0, top)]
     ticks = [t for t in ticks if t <= top * 1.0001 + 1e-12] or [0.0]
@@ -338,7 +338,7 @@ def grids_svg(titles: Sequence[str], grids: Sequence[Grid]) -> list[str]:
     """
 
     def draw() -> list[str]:
-        from matplotlib.collections import LineCollection, PolyCollection
+        from matplotlib.collections import LineCollection, PolyCollection  # noqa: PLC0415 - optional extra: plot (matplotlib)
 
         count = max(len(titles), 1)
         columns = min(_COLUMNS, count)

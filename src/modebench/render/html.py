@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from modebench.publish import atomic_output
+from modebench.receipt.records import Receipt
 from modebench.render import figures
 from modebench.render.compare_section import compare_section, overlay_section
 from modebench.render.digest import DigestBuilder, RunDigest
@@ -37,7 +38,7 @@ from modebench.stats.comparison import (
     compare_pairs,
     coverage,
 )
-from modebench.stats.journal import Receipt, open_receipt
+from modebench.stats.journal import open_receipt
 from modebench.stats.many import holm, pair_runs
 from modebench.stats.sources import Run, reportable_threshold, resolve_run
 from modebench.stats.table import StatsTable
@@ -51,7 +52,7 @@ _TITLE_ID = re.compile(r'<title id="([^"]+)">')
 
 def _require_plot() -> None:
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # noqa: F401, PLC0415 - optional extra: plot (matplotlib)
     except ImportError:
         raise InputError(figures.PLOT_EXTRA_MESSAGE) from None
 

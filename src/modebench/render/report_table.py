@@ -1,6 +1,6 @@
 """The ``report`` tables: the receipt's cell scores as text, JSON, CSV or Markdown.
 
-Text is the 0.4.0 report, byte for byte (:func:`modebench.reporting.summarize`; several receipts
+Text is the 0.4.0 report, byte for byte (:func:`modebench.receipt.text.summarize`; several receipts
 are separated by a blank line). The other formats lay the same cell numbers out with
 :func:`modebench.render.tables.render_table`; a failed receipt contributes its cells with null
 scores (the receipt holds none) and, in JSON, its failure detail.
@@ -12,8 +12,12 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from modebench.receipt.reader import read_report
+from modebench.receipt.records import Receipt
+from modebench.receipt.text import summarize
+from modebench.render.suite_table import suite_table
 from modebench.render.tables import FORMATS, render_table
-from modebench.reporting import read_report, summarize
+from modebench.suite.summary import is_summary
 from modebench.validation import InputError
 
 __all__ = ["REPORT_COLUMNS", "SCHEMA", "report_table"]
@@ -25,8 +29,8 @@ REPORT_COLUMNS = (
 )  # fmt: skip
 
 
-def _rows(path: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
-    status = payload["evaluation"]["status"]
+def _rows(path: str, receipt: Receipt) -> list[dict[str, Any]]:
+    status = receipt.status
     return [
         {
             "receipt": path,
@@ -40,14 +44,14 @@ def _rows(path: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
             "pcmd": cell["pcmd"]["d_mode"],
             "reportable": bool(cell["pcmd"]["reportable"]),
         }  # fmt: skip
-        for cell in payload["cells"]
+        for cell in receipt.cells
     ]
 
 
-def _limit_note(payload: dict[str, Any]) -> str:
+def _limit_note(receipt: Receipt) -> str:
     """A line under a limited run's report (0.4.0 receipts never carry ``dataset.limit``)."""
-    dataset = payload.get("dataset")
-    if not isinstance(dataset, dict) or dataset.get("limit") is None:
+    dataset = receipt.dataset
+    if dataset is None or dataset.get("limit") is None:
         return ""
     return (
         f"\nLimited run: only the first {dataset['limit']} prompts of the split "
@@ -63,33 +67,27 @@ def report_table(receipts: Sequence[str | os.PathLike[str]], fmt: str = "text") 
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown table format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    from modebench.suite.summary import is_summary
 
     summaries = [path for path in receipts if is_summary(path)]
     if summaries:
         if len(receipts) != 1:
             raise InputError(f"a suite summary is reported on its own: {os.fspath(summaries[0])}")
-        from modebench.render.suite_table import suite_table
 
         return suite_table(receipts[0], fmt)
-    payloads = [(os.fspath(path), read_report(path)) for path in receipts]
-    completed = all(p["evaluation"]["status"] == "completed" for _, p in payloads)
+    read = [(os.fspath(path), read_report(path)) for path in receipts]
+    completed = all(receipt.completed for _, receipt in read)
     if fmt == "text":
-        return "\n\n".join(summarize(payload) + _limit_note(payload) for _, payload in payloads), completed
-    rows = [row for path, payload in payloads for row in _rows(path, payload)]
+        return "\n\n".join(summarize(receipt) + _limit_note(receipt) for _, receipt in read), completed
+    rows = [row for path, receipt in read for row in _rows(path, receipt)]
     document = {
         "schema": SCHEMA,
         "receipts": [
             {
                 "receipt": path,
-                "status": p["evaluation"]["status"],
-                **(
-                    {}
-                    if p["evaluation"]["status"] == "completed"
-                    else {"failure": p.get("failure", p["evaluation"].get("status_counts", {}))}
-                ),
+                "status": receipt.status,
+                **({} if receipt.completed else {"failure": receipt.failure}),
             }
-            for path, p in payloads
+            for path, receipt in read
         ],  # fmt: skip
         "rows": rows,
     }

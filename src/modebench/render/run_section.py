@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from modebench.diagnostics import UNSCORABLE
+from modebench.receipt.text import FAILED_HEADLINE
 from modebench.render import figures
 from modebench.render.digest import CellDigest, ExamplePrompt, RunDigest
 from modebench.render.page import esc, figure, number, short, table, visible
-from modebench.reporting import FAILED_HEADLINE
 from modebench.stats.bootstrap import Bootstrap
 from modebench.stats.summary import curves_from_profiles
 from modebench.stats.table import StatsTable

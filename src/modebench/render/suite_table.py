@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from modebench.receipt.text import FOOTER
 from modebench.render.tables import render_table
-from modebench.reporting import FOOTER
 from modebench.suite.summary import read_summary
 
 __all__ = ["SCHEMA", "SUITE_COLUMNS", "suite_table"]

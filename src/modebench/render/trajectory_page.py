@@ -16,6 +16,7 @@ from typing import Any
 
 from modebench.publish import atomic_output
 from modebench.render import figures
+from modebench.render.html import export_figures
 from modebench.render.page import encodable, esc, figure, number, page, short, table, visible
 from modebench.render.run_section import cell_label
 from modebench.stats.table import StatsTable
@@ -146,7 +147,7 @@ def _cell_section(level: int, domain: str, rows: Mapping[Key, Any], steps: Seque
 
 def require_plot() -> None:
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # noqa: F401, PLC0415 - optional extra: plot (matplotlib)
     except ImportError:
         raise InputError(figures.PLOT_EXTRA_MESSAGE) from None
 
@@ -182,7 +183,6 @@ def render_trajectory_html(
 ) -> dict[str, Any]:
     """Write the trajectory page to ``output`` (never overwritten); returns a summary.
     ``figures_dir``: also each figure as a standalone SVG and PDF there (``render.html.export_figures``)."""
-    from modebench.render.html import export_figures
 
     with contextlib.ExitStack() as stack:
         pdfs = stack.enter_context(figures.collect_pdfs()) if figures_dir is not None else None

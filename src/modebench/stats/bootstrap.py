@@ -46,7 +46,7 @@ class Bootstrap:
 
 def engine() -> str:
     try:
-        import numpy  # noqa: F401
+        import numpy  # noqa: F401, PLC0415 - optional extra: stats (numpy)
     except ImportError:
         return "python-mt19937"
     return "numpy-pcg64"
@@ -69,7 +69,7 @@ def _interval(values: list[float], level: float) -> Interval:
 
 
 def _numpy_intervals(freqs: Sequence[int], columns: Sequence[Column], settings: Bootstrap) -> list[Interval]:
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 - optional extra: stats (numpy)
 
     total = sum(freqs)
     rng = np.random.Generator(np.random.PCG64(settings.seed))

@@ -47,8 +47,10 @@ from modebench.receipt.reader import (
     recompute_policy,
     recompute_threshold,
 )
+from modebench.receipt.records import Receipt
 from modebench.receipt.schema import MAX_RESULT_LINE_BYTES, V3
-from modebench.stats.journal import Entry, Receipt, Scan, acyclic
+from modebench.stats.journal import Entry, Scan, acyclic
+from modebench.stats.journal import entries as journal_entries
 from modebench.validation import InputError
 
 __all__ = [
@@ -92,20 +94,20 @@ def processes() -> int:
 
 
 def entries(receipt: Receipt, reduce: Callable[[Entry], T], light: bool, share: int = 1) -> Iterator[T]:
-    """``receipt.entries(reduce, light=light)`` of a v4 receipt, in parallel where that pays.
+    """``journal_entries(receipt, reduce, light=light)`` of a v4 receipt, in parallel where that pays.
 
     ``share``: passes read at the same time (a comparison reads two), which share the cores.
     """
     workers = _workers(receipt, share)  # decided now, before a pass the caller reads beside it starts
     if not workers:
-        return receipt.entries(reduce, light=light)
+        return journal_entries(receipt, reduce, light=light)
     return _chunked(receipt, reduce, None, light, workers)
 
 
 def folded(
     receipt: Receipt, reduce: Callable[[Entry], T], fold: Callable[[Iterable[T]], U], light: bool
 ) -> Iterator[U]:
-    """``fold`` of consecutive runs of ``receipt.entries(reduce, light=light)`` covering them all.
+    """``fold`` of consecutive runs of ``journal_entries(receipt, reduce, light=light)`` covering them all.
 
     Workers fold their chunk's reductions themselves, so only the folds (small, when ``fold``
     aggregates) travel to this process; the caller combines them. ``fold`` gets an iterator and
@@ -113,7 +115,7 @@ def folded(
     """
     workers = _workers(receipt, 1)
     if not workers:
-        return _once(lambda: fold(receipt.entries(reduce, light=light)))
+        return _once(lambda: fold(journal_entries(receipt, reduce, light=light)))
     return _chunked(receipt, reduce, fold, light, workers)
 
 
@@ -131,7 +133,7 @@ def _chunked(
             yield from values
         else:
             return
-    rest = itertools.islice(receipt.entries(reduce, light=light), yielded, None)
+    rest = itertools.islice(journal_entries(receipt, reduce, light=light), yielded, None)
     if fold is None:
         yield from rest
     else:

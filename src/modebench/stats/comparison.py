@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
+from modebench.identity import file_sha256
 from modebench.stats import bootstrap
 from modebench.stats.bootstrap import Bootstrap
 from modebench.stats.journal import Entry
@@ -37,6 +38,7 @@ from modebench.stats.retention import (
 )
 from modebench.stats.summary import k_points, metrics_for
 from modebench.stats.table import StatsTable
+from modebench.suite.power import detectable_delta
 from modebench.validation import InputError
 
 __all__ = [
@@ -278,7 +280,6 @@ def _group_rows(
 
 
 def _mcnemar(row: dict[str, Any], freqs: Sequence[int], col_a: Column, col_b: Column) -> None:
-    from modebench.suite.power import detectable_delta
 
     pairs = list(zip(freqs, col_a.values(), col_b.values()))
     a_only = sum(f for f, x, y in pairs if x > y)
@@ -344,7 +345,6 @@ def compare_pairs(
 
 
 def _source(path: str | os.PathLike[str]) -> dict[str, Any]:
-    from modebench.identity import file_sha256
 
     return {"receipt": os.fspath(path), "sha256": file_sha256(os.fspath(path))}
 

@@ -20,6 +20,8 @@ import math
 from collections.abc import Iterable
 from fractions import Fraction
 
+from modebench.metrics import mode_diversity
+
 __all__ = [
     "distinct_at_k",
     "distinct_at_k_exact",
@@ -89,6 +91,5 @@ def distinct_at_k_exact(n: int, counts: Iterable[int], k: int) -> Fraction:
 
 def pcmd(counts: Iterable[int]) -> float | None:
     """Pairwise correct-mode diversity of one prompt; the receipt's float, None below two successes."""
-    from modebench.metrics import mode_diversity
 
     return mode_diversity(list(counts))

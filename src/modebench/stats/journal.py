@@ -50,14 +50,15 @@ from modebench.receipt.reader import (
     recompute_threshold,
     sequenced,
 )
-from modebench.receipt.schema import MAX_RESULT_LINE_BYTES, V3
+from modebench.receipt.records import JournalReference, Receipt
+from modebench.receipt.schema import MAX_RESULT_LINE_BYTES
 from modebench.receipt.tallies import StatusTally
 from modebench.stats.fastlines import decode_fast, valid_profile
 from modebench.validation import InputError, loads
 
 __all__ = [
     "Entry",
-    "Receipt",
+    "entries",
     "acyclic",
     "ResultError",
     "Scan",
@@ -313,66 +314,58 @@ class _Cell:
 # --- the receipt --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Receipt:
-    """A receipt whose header passed ``read_report``'s checks; ``reduce`` walks its results once."""
+def entries(receipt: Receipt, reduce: Callable[[Entry], T], *, light: bool = False) -> Iterator[T]:
+    """``reduce(entry)`` for every prompt of ``receipt``, in journal order, from one verified pass.
 
-    path: str
-    payload: dict[str, Any]
+    Values are yielded while the journal streams, before its hash is known, so a caller keeps
+    only reductions and uses them once the iterator is exhausted: every check ``read_report``
+    makes is raised at the end (or where the stream stops), in ``read_report``'s order. An
+    ``InputError`` of ``reduce`` itself is raised (as :class:`ResultError`) after all of them,
+    as when the receipt was verified before anything read its results.
 
-    @property
-    def completed(self) -> bool:
-        return bool(self.payload["evaluation"]["status"] == "completed")
+    ``light``: ``reduce`` reads no ``prompt_profile`` of a result (it may be None), so each
+    distinct profile is decoded once (:func:`decode_light`); every check is unchanged.
+    """
+    if receipt.is_v3:  # the results are inside the cells
+        index = 0
+        for cell in receipt.cells:
+            for result in cell.get("prompt_results", []):
+                yield reduce(
+                    Entry(cell["level"], cell["domain"], cell["k"], result, fast_modes(result), index)
+                )
+                index += 1
+        return
+    reference = receipt.prompt_results
+    if reference is None:  # a v4 receipt the reader accepted always names its journal
+        raise InputError("invalid detailed-result reference")
+    with acyclic():
+        yield from _journal_pass(receipt, reference, reduce, light)
 
-    def entries(self, reduce: Callable[[Entry], T], *, light: bool = False) -> Iterator[T]:
-        """``reduce(entry)`` for every prompt, in journal order, from one verified pass.
 
-        Values are yielded while the journal streams, before its hash is known, so a caller keeps
-        only reductions and uses them once the iterator is exhausted: every check ``read_report``
-        makes is raised at the end (or where the stream stops), in ``read_report``'s order. An
-        ``InputError`` of ``reduce`` itself is raised (as :class:`ResultError`) after all of them,
-        as when the receipt was verified before anything read its results.
-
-        ``light``: ``reduce`` reads no ``prompt_profile`` of a result (it may be None), so each
-        distinct profile is decoded once (:func:`decode_light`); every check is unchanged.
-        """
-        if self.payload["schema"] == V3:
-            index = 0
-            for cell in self.payload["cells"]:
-                for result in cell.get("prompt_results", []):
-                    yield reduce(
-                        Entry(cell["level"], cell["domain"], cell["k"], result, fast_modes(result), index)
-                    )
-                    index += 1
-            return
-        yield from self._journal(reduce, light)
-
-    def _journal(self, reduce: Callable[[Entry], T], light: bool = False) -> Iterator[T]:
-        with acyclic():
-            yield from self._journal_pass(reduce, light)
-
-    def _journal_pass(self, reduce: Callable[[Entry], T], light: bool) -> Iterator[T]:
-        reference = self.payload["prompt_results"]
-        journal = _Journal(journal_path(self.path, self.payload))
-        failure: InputError | None = None
-        scan: Scan | None = None
+def _journal_pass(
+    receipt: Receipt, reference: JournalReference, reduce: Callable[[Entry], T], light: bool
+) -> Iterator[T]:
+    payload = receipt.payload
+    journal = _Journal(journal_path(receipt.path, payload))
+    failure: InputError | None = None
+    scan: Scan | None = None
+    try:
         try:
-            try:
-                threshold = recompute_threshold(self.payload)
-                scan = Scan(recompute_policy(self.payload))
-                yield from scan.run(journal.lines(), 0, reduce, light, expected=reference["records"])
-                check_recomputed(self.payload, scan.tally, scan.accumulators(), threshold)
-            except InputError as exc:
-                failure = exc
-            if journal.finish() != reference["sha256"]:
-                raise InputError("detailed-result journal hash mismatch")
-        finally:
-            journal.close()
-        if failure is not None:
-            raise failure
-        check_identity(self.payload)
-        if scan is not None and scan.deferred is not None:
-            raise ResultError(str(scan.deferred)) from None
+            threshold = recompute_threshold(payload)
+            scan = Scan(recompute_policy(payload))
+            yield from scan.run(journal.lines(), 0, reduce, light, expected=reference["records"])
+            check_recomputed(payload, scan.tally, scan.accumulators(), threshold)
+        except InputError as exc:
+            failure = exc
+        if journal.finish() != reference["sha256"]:
+            raise InputError("detailed-result journal hash mismatch")
+    finally:
+        journal.close()
+    if failure is not None:
+        raise failure
+    check_identity(payload)
+    if scan is not None and scan.deferred is not None:
+        raise ResultError(str(scan.deferred)) from None
 
 
 class Scan:
@@ -454,4 +447,4 @@ def _status_tally(policy: str) -> Any:
 
 def open_receipt(path: str | os.PathLike[str]) -> Receipt:
     """Read and check a receipt's header (``read_report`` without the journal pass)."""
-    return Receipt(os.fspath(path), read_report(path, verify_results=False))
+    return read_report(path, verify_results=False)

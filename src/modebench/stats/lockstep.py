@@ -1,6 +1,6 @@
 """Two receipts' journals read side by side: the pass a comparison makes (``stats/comparison.py``).
 
-Each journal is read once, sequentially (:meth:`modebench.stats.journal.Receipt.entries`) or split
+Each journal is read once, sequentially (:func:`modebench.stats.journal.entries`) or split
 over processes (:mod:`modebench.stats.chunks`); the two streams are paired prompt by prompt.
 """
 
@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
+from modebench.receipt.records import Receipt
 from modebench.stats import chunks
-from modebench.stats.journal import Entry, Receipt, ResultError
+from modebench.stats.journal import Entry, ResultError
+from modebench.stats.journal import entries as journal_entries
 from modebench.validation import InputError
 
 T = TypeVar("T")
@@ -47,7 +49,7 @@ def lockstep(
     else:
 
         def read(receipt: Receipt, function: Callable[[Entry], T]) -> Iterator[T]:
-            return receipt.entries(function, light=light)
+            return journal_entries(receipt, function, light=light)
 
     streams = [read(a, reduce), read(b, other) if b is not None else iter(())]
     done = [False, False]

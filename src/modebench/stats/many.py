@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from modebench.identity import file_sha256
 from modebench.stats.bootstrap import Bootstrap
 from modebench.stats.comparison import (
     COMPARE_COLUMNS,
@@ -93,7 +94,6 @@ def compare_runs(
     filters: Filters | None = None,
 ) -> StatsTable:
     """Every run against the baseline (the first run, or the one labelled ``baseline``)."""
-    from modebench.identity import file_sha256
 
     if len(runs) < 2:
         raise InputError("a comparison needs at least two runs")

@@ -30,9 +30,10 @@ from modebench.receipt.reader import (
     recompute_policy,
     recompute_threshold,
 )
+from modebench.receipt.records import Receipt
 from modebench.receipt.schema import MAX_RESULT_LINE_BYTES, V3
 from modebench.stats import chunks
-from modebench.stats.journal import Entry, Receipt, Scan
+from modebench.stats.journal import Entry, Scan
 from modebench.stats.profiles import PromptSummary, completed_receipt, entry_summary
 from modebench.stats.retention import Retention, retention
 from modebench.validation import InputError

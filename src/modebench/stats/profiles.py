@@ -19,8 +19,9 @@ from typing import Any, NamedTuple
 
 from modebench.diagnostics import VerifierExecutionError
 from modebench.metrics import verified_mode_counts
+from modebench.receipt.records import Receipt
 from modebench.stats import chunks
-from modebench.stats.journal import Entry, Receipt, fast_modes, open_receipt
+from modebench.stats.journal import Entry, fast_modes, open_receipt
 from modebench.validation import InputError
 
 __all__ = [

@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from modebench.identity import file_sha256
 from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
 from modebench.stats.journal import open_receipt
+from modebench.suite.summary import SUMMARY_NAME, is_summary
 from modebench.validation import InputError, loads
 
 __all__ = ["Run", "label_runs", "resolve_run"]
@@ -89,7 +91,6 @@ def _metadata(receipt: str) -> tuple[str | None, str | None]:
 
 
 def _sha256(path: Path) -> str:
-    from modebench.identity import file_sha256
 
     try:
         return file_sha256(path)
@@ -132,7 +133,6 @@ def _is_receipt(path: Path) -> bool:
 
 def resolve_run(path: str | os.PathLike[str], label: str | None = None) -> Run:
     """The run behind ``path``: a receipt, a ``suite.json`` or a directory of either."""
-    from modebench.suite.summary import SUMMARY_NAME, is_summary
 
     given = Path(path)
     failed: list[tuple[str, str, str]] = []

@@ -15,12 +15,14 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from modebench.identity import file_sha256
 from modebench.metrics import mode_diversity
 from modebench.stats import bootstrap, estimators
 from modebench.stats.bootstrap import Bootstrap
 from modebench.stats.profiles import CellKey, Profile, cell_profiles
 from modebench.stats.ratio import column, estimate, scaled_column, standard_error
 from modebench.stats.retention import split_half
+from modebench.stats.sources import Filters, label_runs, reportable_threshold, resolve_run
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
 
@@ -284,8 +286,6 @@ def curves(
 ) -> StatsTable:
     """Curves over k with standard errors and bootstrap intervals for every cell of a run (a
     receipt, a ``suite.json`` or a directory of receipts), then per domain and over all cells."""
-    from modebench.identity import file_sha256
-    from modebench.stats.sources import Filters, label_runs, reportable_threshold, resolve_run
 
     run = resolve_run(receipt, label)
     chosen = Filters(cells, domains, levels)

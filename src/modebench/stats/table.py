@@ -32,7 +32,7 @@ class StatsTable:
 
     def to_pandas(self) -> Any:
         try:
-            import pandas
+            import pandas  # noqa: PLC0415 - optional package: pandas (DataFrame output only)
         except ImportError:
             raise ImportError("to_pandas needs pandas: pip install pandas") from None
         frame = pandas.DataFrame.from_records(self.to_records(), columns=list(self.columns))

@@ -4,7 +4,7 @@
 * ``modebench.suite.cards`` — the datasheet of each configuration of a generated release;
 * ``modebench.suite.calibrate`` — difficulty strata and a dev/test split from a pilot receipt;
 * ``modebench.suite.power`` — items needed for a paired accuracy comparison (McNemar);
-* ``modebench.suite.ids`` — prompt-id list files (``calibrate`` writes them, ``prepare``/``evaluate`` select).
+* prompt-id list files (``calibrate`` writes them, ``prepare``/``evaluate`` select) are :mod:`modebench.intake.ids`.
 
 Running a suite (``docs/suites.md``):
 

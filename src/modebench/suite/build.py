@@ -32,6 +32,7 @@ from modebench.contracts import (
     normalize_level,
 )
 from modebench.domains import is_certified, plugin
+from modebench.hub.release_dir import build_title, write_card
 from modebench.identity import digest_json, file_sha256
 from modebench.publish import atomic_directory
 from modebench.suite.cards import datasheet
@@ -96,8 +97,8 @@ def generate_rows(config: str, seed: int, counts: dict[str, int]) -> dict[str, l
 
 def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow as pa  # noqa: PLC0415 - optional extra: data (pyarrow)
+        import pyarrow.parquet as pq  # noqa: PLC0415 - optional extra: data (pyarrow)
     except ImportError:  # pragma: no cover - exercised without the extra
         raise InputError(f"building a release requires the 'data' extra: {install_hint('data')}") from None
     columns = list(rows[0])
@@ -164,7 +165,6 @@ def build_release(
         (temp / "registry.json").write_text(registry_text, encoding="ascii")
         # The same bytes as data/manifest.json make DIR/data a data root usable as it is.
         (temp / "data" / "manifest.json").write_text(registry_text, encoding="ascii")
-        from modebench.hub.release_dir import build_title, write_card
 
         title, summary = build_title({"generator": f"modebench {__version__}", "seed": seed})
         write_card(temp, records, datasheets, title=title, summary=summary)

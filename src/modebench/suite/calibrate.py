@@ -16,11 +16,11 @@ from collections import defaultdict
 from typing import Any
 
 from modebench.identity import file_sha256
+from modebench.intake.ids import natural_key, write_ids
 from modebench.publish import atomic_output
 from modebench.stats import chunks
 from modebench.stats.journal import Entry, open_receipt
-from modebench.suite.ids import natural_key, write_ids
-from modebench.validation import InputError, unit_fraction
+from modebench.validation import InputError, output_exists, unit_fraction
 
 EASY_ABOVE = 0.8
 HARD_BELOW = 0.4
@@ -55,7 +55,7 @@ def calibrate(
     destinations = [path for path in (output, dev_ids, test_ids) if path is not None]
     for path in destinations:
         if os.path.lexists(path):
-            raise InputError(f"output already exists: {os.fspath(path)}")
+            raise output_exists(path)
     if len({os.path.abspath(path) for path in destinations}) < len(destinations):
         raise InputError("the calibration outputs must be different files")
     # One verified pass over the journal (stats/journal.py): the receipt's checks, in read_report's

@@ -18,13 +18,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from modebench import __version__
+from modebench._datasets.export import export_requests
+from modebench._datasets.roots import preload_registry
 from modebench._datasets.sources import RegistryLike
 from modebench.api_types import EvaluationOptions
 from modebench.diagnostics import VerifierExecutionError
 from modebench.engine import Execution, RunSpec, evaluate
+from modebench.receipt.schema import FAILURE_SCHEMA
 from modebench.suite.configs import expand_configs
-from modebench.suite.summary import SCHEMA, SUMMARY_NAME, config_entry, write_summary
-from modebench.validation import InputError, OptionError, positive_integer
+from modebench.suite.summary import SCHEMA, SUMMARY_NAME, config_entry, read_summary, write_summary
+from modebench.validation import InputError, OptionError, loads, output_exists, positive_integer
 
 __all__ = ["evaluate_suite", "prepare_suite"]
 
@@ -43,12 +47,10 @@ def prepare_suite(
     registry: str | None = None,
 ) -> dict[str, Any]:
     """Write ``directory/<config>.jsonl`` for every configuration; the directory appears whole or not at all."""
-    from modebench._datasets.export import export_requests
-    from modebench._datasets.roots import preload_registry
 
     target = Path(directory)
     if target.exists():
-        raise InputError(f"output already exists: {os.fspath(directory)}")
+        raise output_exists(directory)
     if limit is not None:
         positive_integer(limit, "limit", option=True)
     names = expand_configs(configs, split, registry=registry, offline=offline, cache_dir=cache_dir)
@@ -98,33 +100,30 @@ def evaluate_suite(
     input_dir: PathLike,
     output_dir: PathLike,
     configs: str | Sequence[str],
-    *,
     options: EvaluationOptions | None = None,
-    resume: bool = False,
-    workers: int = 1,
-    progress: Callable[[dict[str, Any]], None] | None = None,
-    backend: str = "local",
-    cluster_address: str | None = None,
+    execution: Execution | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``input_dir/<config>.jsonl`` per configuration into ``output_dir``; write ``suite.json``.
 
-    ``options`` apply to every configuration (its ``config`` must be unset). A configuration whose
-    reference validation fails gets its failure receipt and the suite goes on; an input error
-    stops the suite (finished receipts stay; ``resume`` continues). Progress events carry ``config``.
+    ``options`` and ``execution`` apply to every configuration (``options.config`` must be unset;
+    each configuration's checkpoint is beside its receipt, so ``work_dir`` and ``shard`` are not
+    used). A configuration whose reference validation fails gets its failure receipt and
+    the suite goes on; an input error stops the suite (finished receipts stay;
+    ``execution.resume`` continues). Progress events carry ``config``.
     """
+    execution = execution if execution is not None else Execution()
+    resume, progress = execution.resume, execution.progress
     chosen = options if options is not None else EvaluationOptions()
     if chosen.config is not None:
         raise OptionError("suite_config", "a suite takes its configurations as configs, not options.config")
     source, target = Path(input_dir), Path(output_dir)
     if target.exists() and not resume:
-        raise InputError(f"output already exists: {os.fspath(output_dir)}")
+        raise output_exists(output_dir)
     names = expand_configs(
         configs, chosen.split, registry=chosen.registry, offline=chosen.offline, cache_dir=chosen.cache_dir
     )
     files = _inputs(source, names)
     if resume and (target / SUMMARY_NAME).is_file():
-        from modebench.suite.summary import read_summary
-
         document, _ = read_summary(target / SUMMARY_NAME)  # a finished suite: verified, then reported
         return _result(target, document)
     created = not target.exists()
@@ -138,17 +137,17 @@ def evaluate_suite(
                 entries.append(config_entry(name, receipt, target, path.name))
                 continue  # a failure receipt is final: resuming reports it again
             try:
-                execution = Execution(
+                settings = dataclasses.replace(
+                    execution,
+                    work_dir=None,
+                    shard=None,
                     # a configuration the stopped suite never reached simply starts
                     resume=resume
                     and (receipt.exists() or receipt.with_name(receipt.name + ".work").exists()),
-                    workers=workers,
                     progress=events,
-                    backend=backend,
-                    cluster_address=cluster_address,
                 )
                 options = dataclasses.replace(chosen, config=name, run=copy.deepcopy(chosen.run))
-                evaluate(RunSpec.build(path, receipt, options, execution))
+                evaluate(RunSpec.build(path, receipt, options, settings))
             except VerifierExecutionError:
                 pass  # its failure receipt is published; the summary lists it as failed
             entries.append(config_entry(name, receipt, target, path.name))
@@ -171,8 +170,6 @@ def evaluate_suite(
 
 
 def _failed_before(receipt: Path) -> bool:
-    from modebench.receipt.schema import FAILURE_SCHEMA
-    from modebench.validation import loads
 
     if not receipt.is_file():
         return False
@@ -188,7 +185,6 @@ def _tagged(progress: Callable[[dict[str, Any]], None], name: str) -> Callable[[
 
 
 def _version() -> str:
-    from modebench import __version__
 
     return __version__
 

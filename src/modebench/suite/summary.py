@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from modebench.identity import file_sha256
+from modebench.publish import atomic_output
+from modebench.receipt.reader import read_report
 from modebench.validation import InputError, loads
 
 __all__ = ["SCHEMA", "SUMMARY_NAME", "config_entry", "is_summary", "read_summary", "write_summary"]
@@ -75,7 +77,6 @@ def config_entry(config: str, receipt_path: Path, directory: Path, input_name: s
 
 def write_summary(directory: Path, document: dict[str, Any]) -> Path:
     """Publish ``directory/suite.json`` atomically; never overwrite."""
-    from modebench.publish import atomic_output
 
     path = directory / SUMMARY_NAME
     with atomic_output(path) as handle:
@@ -100,7 +101,6 @@ def read_summary(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dic
     Refuses a receipt whose bytes changed since the summary was written, or whose cells are not
     the numbers the summary lists (the receipt's own journal check runs as for ``report``).
     """
-    from modebench.reporting import read_report
 
     source = Path(path)
     document = loads(source.read_bytes())
@@ -114,7 +114,7 @@ def read_summary(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dic
         receipt = source.parent / str(entry.get("receipt"))
         if file_sha256(receipt) != entry.get("receipt_sha256"):
             raise InputError(f"{path}: receipt {entry.get('receipt')} changed since the summary was written")
-        payload = read_report(receipt)
+        payload = read_report(receipt).payload
         if _cells(payload) != entry.get("cells"):
             raise InputError(f"{path}: receipt {entry.get('receipt')} disagrees with the summary's cells")
         payloads.append(payload)
