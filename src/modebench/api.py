@@ -587,7 +587,7 @@ def trajectory_arms_html(
     overwritten): each arm is a name and its runs (as :func:`trajectory`'s ``runs``, same
     ``options``); per cell, accuracy, pass@n, E[distinct@n] and PCMD over training steps with one
     line per arm. Needs the ``plot`` extra. Returns ``output``, ``arms`` and ``bytes``."""
-    from modebench.render.trajectory_page import render_arms_trajectory_html, require_plot
+    from modebench.render.trajectory_page import render_arms_trajectory_html, require_plot  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     require_plot()
     return render_arms_trajectory_html(

@@ -66,12 +66,10 @@ def as_sympy(ref: Any) -> Any:
 
     if not isinstance(ref, TableRef):
         return ref
-    if not ref.sympy:
-        _sympy_layer()
-        from modebench.domains.mathir.reference import validate_reference as validate  # noqa: PLC0415 - SymPy-backed, loaded on first use
+    _sympy_layer()
+    from modebench.domains.mathir.check import sympy_twin  # noqa: PLC0415 - SymPy-backed, loaded on first use
 
-        ref.sympy.append(validate(ref.level, dict(ref.answer)))
-    return ref.sympy[0]
+    return sympy_twin(ref)
 
 
 def grade(level: int, ref: Any, text: str) -> Correct:

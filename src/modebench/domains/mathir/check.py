@@ -13,14 +13,14 @@ from typing import Any
 from sympy import Expr
 
 from modebench.domains._protocol import Correct
-from modebench.domains.mathir import as_sympy
 from modebench.domains.mathir.algebra import X, apply, probe_isolates, unrepresentable_term
 from modebench.domains.mathir.algebra import value as side_value
 from modebench.domains.mathir.expr import EvalError
 from modebench.domains.mathir.program import Fail as _Fail
 from modebench.domains.mathir.program import grade as grade_program
 from modebench.domains.mathir.program import outcome as program_outcome
-from modebench.domains.mathir.reference import Command, ParsedRef, command
+from modebench.domains.mathir.reference import Command, ParsedRef, command, validate_reference
+from modebench.domains.mathir.tabled import TableRef
 
 
 def terminal_error(ref: ParsedRef, lhs: Expr, rhs: Expr) -> str | None:
@@ -78,6 +78,17 @@ def grade(level: int, ref: ParsedRef, text: str) -> Correct:
     return grade_program(ref, text, trajectory, command)
 
 
+def sympy_twin(ref: Any) -> Any:
+    """The SymPy path's parsed reference for ``ref`` (itself if it is one), built once and kept on
+    the table's reference. Callers outside the SymPy layer use the package's ``as_sympy``, which
+    loads this layer off the item's deadline first."""
+    if not isinstance(ref, TableRef):
+        return ref
+    if not ref.sympy:
+        ref.sympy.append(validate_reference(ref.level, dict(ref.answer)))
+    return ref.sympy[0]
+
+
 def support(ref: Any) -> dict[str, tuple[str, ...]]:
     """Every admitted canonical key of a menu reference with one witness ID sequence.
 
@@ -87,7 +98,7 @@ def support(ref: Any) -> dict[str, tuple[str, ...]]:
     A last step can only be recorded if one side becomes exactly ``x``; :func:`probe_isolates`
     rules most of those out numerically before any ``cancel`` is paid for.
     """
-    ref = as_sympy(ref)  # a table-decided reference: its SymPy twin
+    ref = sympy_twin(ref)  # a table-decided reference: its SymPy twin
     found: dict[str, tuple[str, ...]] = {}
 
     def walk(

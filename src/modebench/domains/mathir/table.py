@@ -134,26 +134,3 @@ def tokens(text: str) -> list[str]:
     if current:
         out.append(current)
     return out
-
-
-def __getattr__(name: str) -> Any:
-    # ``rebuild`` makes SymPy objects, so it lives with the SymPy layer; kept reachable here.
-    if name == "rebuild":
-        from modebench.domains.mathir.algebra import rebuild  # noqa: PLC0415 - SymPy-backed, loaded on first use
-
-        return rebuild
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = [
-    "MISS",
-    "PATH",
-    "SCHEMA",
-    "lookup_argument",
-    "lookup_side",
-    "lookup_term",
-    "lookup_transition",
-    "sympy_version",
-    "tokens",
-    "tree_text",
-]
