@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
@@ -20,6 +21,7 @@ from modebench.engine.spec import ProgressCallback
 from modebench.failures import policy
 from modebench.identity import canonical
 from modebench.intake.shards import Shard
+from modebench.isolation.pool import OrderedResults, ParallelGrader
 from modebench.receipt.tallies import Cells, StatusTally, tally_result
 from modebench.receipt.writer import journal_line, prompt_result
 
@@ -27,7 +29,7 @@ from modebench.receipt.writer import journal_line, prompt_result
 COMMIT_PROMPTS = 128
 COMMIT_SECONDS = 0.5
 
-__all__ = ["COMMIT_PROMPTS", "COMMIT_SECONDS", "Journal", "grade_pending"]
+__all__ = ["COMMIT_PROMPTS", "COMMIT_SECONDS", "Grading", "Journal", "grade_pending"]
 
 
 class Journal:
@@ -49,11 +51,12 @@ class _Groups:
         journal: Journal,
         handle: IO[str],
         progress: ProgressCallback | None,
-        count: int,
+        count: int | None,
     ) -> None:
         self.ledger = ledger
         self.journal = journal
         self.handle = handle
+        #: None while preflight still runs: the grading events wait until it has ended.
         self.progress = progress
         self.count = count
         self.lines: list[str] = []
@@ -82,6 +85,98 @@ class _Groups:
         self.started = time.monotonic()
 
 
+class Grading:
+    """One invocation's grading: results in input order into the ledger, the journal and the tally.
+
+    ``offer`` takes prompts while preflight is still running (``docs/performance.md``, "Grading
+    while preflight runs"): they are graded as soon as they are stored, their results committed
+    and journaled as usual, but the phase stays ``preflight``, so a line refused later in the
+    input still fails the run and the checkpoint is discarded with everything graded. A grading
+    failure met meanwhile is kept and raised only once preflight has passed, so a refused line
+    reports its own error, as before. The grading events wait too: ``start`` replays them after
+    the ``validated`` event, so the progress stream is the one a sequential run gives.
+    """
+
+    def __init__(
+        self,
+        ledger: _ledger.Ledger,
+        journal: Journal,
+        grader: Grader,
+        tallied: tuple[StatusTally, Cells],
+        progress: ProgressCallback | None,
+    ) -> None:
+        self.ledger = ledger
+        self.journal = journal
+        self.grader = grader
+        self.statuses, self.cells = tallied
+        self.progress = progress
+        self._handle = open(journal.path, "a", encoding="utf-8", newline="")  # noqa: SIM115 - closed by close()
+        self._groups = _Groups(ledger, journal, self._handle, None, None)
+        self._feed: OrderedResults | None = None
+        self._error: Exception | None = None
+        self.graded = journal.done  # prompts with a result, journaled or waiting for their commit
+
+    def __enter__(self) -> Grading:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._handle.close()
+
+    def overlap(self) -> bool:
+        """Start taking offers during preflight (only a local pool grades as prompts arrive)."""
+        if isinstance(self.grader, ParallelGrader):
+            self._feed = self.grader.ordered()
+        return self._feed is not None
+
+    def offer(self, seq: int, prepared_json: str) -> None:
+        """Grade a stored prompt (preflight: input order, selected prompts only)."""
+        if self._feed is None:
+            return
+        try:
+            self._take(self._feed.put(seq, json.loads(prepared_json)))
+        except Exception as exc:  # kept for after preflight; see the class docstring
+            self._error, self._feed = exc, None
+
+    def start(self, count: int) -> None:
+        """Preflight has passed: replay the grading events so far, then report live."""
+        groups = self._groups
+        groups.progress, groups.count = self.progress, count
+        event(self.progress, "grading", 0, count)
+        for done in range(1, self.journal.done + 1):
+            event(self.progress, "grading", done, count)
+        if self._error is not None:
+            raise self._error
+
+    def _take(self, graded: Iterable[tuple[int, dict[str, Any], list[dict[str, Any]]]]) -> None:
+        statuses, cells, groups = self.statuses, self.cells, self._groups
+        unscorable = statuses.policy
+        for seq, prepared, attempts in graded:
+            result = prompt_result(prepared, policy.apply(unscorable, attempts))
+            result_json = canonical(result)
+            k = len(prepared["raw"]["responses"])
+            tally_result(statuses, cells, (prepared["level"], prepared["domain"], k), result)
+            groups.add(seq, journal_line(seq, prepared, result_json), result_json)
+            self.graded += 1
+
+    def finish(self, count: int, selection: Shard) -> None:
+        """Grade what is still pending, in input order, and make the journal durable."""
+        if self._feed is not None:
+            feed, self._feed = self._feed, None
+            self._take(feed.drain())
+        if self.graded < count:
+            # Ledger rows were written by the engine as canonical JSON: the plain decoder
+            # suffices. Results are a prefix of the selected prompts, so the next pending one
+            # is the done-th.
+            where = f"result IS NULL AND {selection.where()}"
+            pending = (
+                (seq, json.loads(text))
+                for seq, text in self.ledger.rows("prepared", where, selection.seq_at(self.graded))
+            )
+            self._take(self.grader.results(pending))
+        self._groups.flush()
+        os.fsync(self._handle.fileno())
+
+
 def grade_pending(
     ledger: _ledger.Ledger,
     journal: Journal,
@@ -95,22 +190,6 @@ def grade_pending(
     event(progress, "grading", journal.done, count)
     if journal.done == count:
         return
-    # Ledger rows were written by the engine as canonical JSON: the plain decoder suffices.
-    # Results are a prefix of the selected prompts, so the next pending one is the done-th.
-    where = f"result IS NULL AND {selection.where()}"
-    pending = (
-        (seq, json.loads(text))
-        for seq, text in ledger.rows("prepared", where, selection.seq_at(journal.done))
-    )
-    statuses, cells = tallied
-    unscorable = statuses.policy
-    with open(journal.path, "a", encoding="utf-8", newline="") as handle:
-        groups = _Groups(ledger, journal, handle, progress, count)
-        for seq, prepared, attempts in grader.results(pending):
-            result = prompt_result(prepared, policy.apply(unscorable, attempts))
-            result_json = canonical(result)
-            k = len(prepared["raw"]["responses"])
-            tally_result(statuses, cells, (prepared["level"], prepared["domain"], k), result)
-            groups.add(seq, journal_line(seq, prepared, result_json), result_json)
-        groups.flush()
-        os.fsync(handle.fileno())
+    with Grading(ledger, journal, grader, tallied, progress) as grading:
+        grading._groups.progress, grading._groups.count = progress, count
+        grading.finish(count, selection)

@@ -11,7 +11,6 @@ import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from itertools import islice
 from typing import Any
 
 from modebench.diagnostics import MAX_REQUEST_BYTES
@@ -227,8 +226,7 @@ class ParallelGrader:
         Like :meth:`results`, a window of requests is in flight on every worker while this
         thread consumes replies in order, so memory stays bounded.
         """
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="modebench-grader")
+        executor = self._pool()
         window: deque[tuple[list[tuple[int, bytes]], list[int], Future[list[Any] | None] | None]] = deque()
         limit = CHUNKS_PER_WORKER * self.workers
         source = iter(lines)
@@ -254,9 +252,7 @@ class ParallelGrader:
                     exhausted = True
                 if not chunk:
                     break
-                future = (
-                    self._executor.submit(self._prepare, request_line(run, sent), len(sent)) if sent else None
-                )
+                future = executor.submit(self._prepare, request_line(run, sent), len(sent)) if sent else None
                 window.append((chunk, positions, future))
             if not window:
                 return
@@ -269,6 +265,15 @@ class ParallelGrader:
             for (number, line), reply in zip(chunk, replies):
                 yield number, line, reply
 
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="modebench-grader")
+        return self._executor
+
+    def ordered(self) -> OrderedResults:
+        """A feed that grades prompts as they are offered and hands results back in that order."""
+        return OrderedResults(self)
+
     def results(
         self, items: Iterable[tuple[int, dict[str, Any]]]
     ) -> Iterator[tuple[int, dict[str, Any], list[dict[str, Any]]]]:
@@ -279,27 +284,68 @@ class ParallelGrader:
         trip. Even one worker is driven from a grading thread, so this thread's bookkeeping
         overlaps the worker's grading.
         """
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="modebench-grader")
-        window: deque[tuple[list[tuple[int, dict[str, Any]]], Chunk, Future[list[list[dict[str, Any]]]]]] = (
-            deque()
-        )
-        limit = CHUNKS_PER_WORKER * self.workers
-        source = iter(items)
-        exhausted = False
-        while True:
-            while not exhausted and len(window) < limit:
-                chunk = list(islice(source, CHUNK_PROMPTS))
-                if not chunk:
-                    exhausted = True
-                    break
-                ready = Chunk([prepared for _, prepared in chunk])
-                window.append((chunk, ready, self._executor.submit(self._grade, ready)))
-            if not window:
-                return
-            chunk, ready, future = window.popleft()
-            for (seq, prepared), attempts in zip(chunk, ready.finish(future.result())):
-                yield seq, prepared, attempts
+        feed = self.ordered()
+        for seq, prepared in items:
+            yield from feed.put(seq, prepared)
+        yield from feed.drain()
 
 
-__all__ = ["MAX_WORKERS", "ParallelGrader", "grade_prompts", "grade_requests"]
+Graded = tuple[int, dict[str, Any], list[dict[str, Any]]]
+
+
+class OrderedResults:
+    """Prompts graded as they are offered, results handed back strictly in the order offered.
+
+    The engine offers prompts while the input is still being preflighted (``put``), takes the
+    results that are finished without waiting for the others (``put`` returns them, as does
+    ``ready``), and at the end waits for the rest (``drain``). At most ``CHUNKS_PER_WORKER`` chunks
+    per worker are in flight: when the window is full, ``put`` waits for the oldest chunk, so
+    memory stays bounded however far the offering runs ahead of the workers.
+    """
+
+    def __init__(self, grader: ParallelGrader) -> None:
+        self._grader = grader
+        self._pending: list[tuple[int, dict[str, Any]]] = []
+        self._window: deque[
+            tuple[list[tuple[int, dict[str, Any]]], Chunk, Future[list[list[dict[str, Any]]]]]
+        ] = deque()
+        self._limit = CHUNKS_PER_WORKER * grader.workers
+
+    def put(self, seq: int, prepared: dict[str, Any]) -> list[Graded]:
+        """Offer one prompt; the results finished so far (in order), after waiting for the oldest
+        chunk only when the window is full."""
+        self._pending.append((seq, prepared))
+        if len(self._pending) < CHUNK_PROMPTS:
+            return self.ready() if self._window and self._window[0][2].done() else []
+        out = self._pop() if len(self._window) >= self._limit else []
+        self._submit()
+        return out + self.ready()
+
+    def ready(self) -> list[Graded]:
+        """Results of the oldest chunks that are finished, without waiting."""
+        out: list[Graded] = []
+        while self._window and self._window[0][2].done():
+            out.extend(self._pop())
+        return out
+
+    def drain(self) -> Iterator[Graded]:
+        """Every remaining result in order, waiting for the workers."""
+        if self._pending:
+            self._submit()
+        while self._window:
+            yield from self._pop()
+
+    def _submit(self) -> None:
+        chunk, self._pending = self._pending, []
+        ready = Chunk([prepared for _, prepared in chunk])
+        self._window.append((chunk, ready, self._grader._pool().submit(self._grader._grade, ready)))
+
+    def _pop(self) -> list[Graded]:
+        chunk, ready, future = self._window.popleft()
+        return [
+            (seq, prepared, attempts)
+            for (seq, prepared), attempts in zip(chunk, ready.finish(future.result()))
+        ]
+
+
+__all__ = ["MAX_WORKERS", "OrderedResults", "ParallelGrader", "grade_prompts", "grade_requests"]
