@@ -21,8 +21,9 @@ from modebench.engine.spec import ProgressCallback
 from modebench.failures import policy
 from modebench.identity import canonical
 from modebench.intake.shards import Shard
+from modebench.isolation.assemble import Assembled
 from modebench.isolation.pool import OrderedResults, ParallelGrader
-from modebench.receipt.tallies import Cells, StatusTally, tally_result
+from modebench.receipt.tallies import Cells, StatusTally, tally_counted, tally_result
 from modebench.receipt.writer import journal_line, prompt_result
 
 #: Grading commits at most this many prompts, or this many seconds of work, per transaction.
@@ -62,9 +63,13 @@ class _Groups:
         self.lines: list[str] = []
         self.started = time.monotonic()
 
-    def add(self, seq: int, line: str, result_json: str) -> None:
+    def add(self, seq: int, line: str, result_json: str | None, packed: bytes = b"") -> None:
+        """Queue one result (its text, or ``packed`` as the ledger stores it) and its journal line."""
         self.journal.link = _ledger.chain_link(self.journal.link, line)
-        self.ledger.set_result(seq, result_json, self.journal.link)
+        if result_json is None:
+            self.ledger.set_packed_result(seq, packed, self.journal.link)
+        else:
+            self.ledger.set_result(seq, result_json, self.journal.link)
         self.lines.append(line)
         if len(self.lines) >= COMMIT_PROMPTS or time.monotonic() - self.started >= COMMIT_SECONDS:
             self.flush()
@@ -123,17 +128,18 @@ class Grading:
         self._handle.close()
 
     def overlap(self) -> bool:
-        """Start taking offers during preflight (only a local pool grades as prompts arrive)."""
+        """Start taking offers during preflight (only a local pool grades as prompts arrive, and
+        assembles their results on its workers: ``modebench.isolation.assemble``)."""
         if isinstance(self.grader, ParallelGrader):
-            self._feed = self.grader.ordered()
+            self._feed = self.grader.ordered(self.statuses.policy)
         return self._feed is not None
 
-    def offer(self, seq: int, prepared_json: str) -> None:
+    def offer(self, seq: int, domain: str, prepared_json: str) -> None:
         """Grade a stored prompt (preflight: input order, selected prompts only)."""
         if self._feed is None:
             return
         try:
-            self._take(self._feed.put(seq, json.loads(prepared_json)))
+            self._take(self._feed.put(seq, (domain, prepared_json)))
         except Exception as exc:  # kept for after preflight; see the class docstring
             self._error, self._feed = exc, None
 
@@ -147,10 +153,22 @@ class Grading:
         if self._error is not None:
             raise self._error
 
-    def _take(self, graded: Iterable[tuple[int, dict[str, Any], list[dict[str, Any]]]]) -> None:
+    def _take(self, graded: Iterable[tuple[int, Any, Any]]) -> None:
         statuses, cells, groups = self.statuses, self.cells, self._groups
         unscorable = statuses.policy
         for seq, prepared, attempts in graded:
+            if prepared is None:  # assembled on the worker: only the serial steps are left
+                done: Assembled = attempts
+                tally_counted(
+                    statuses,
+                    cells,
+                    done.cell,
+                    (done.status_counts, done.counted),
+                    (done.accuracy, done.pass_at_k, done.distinct_at_k, done.pcmd),
+                )
+                groups.add(seq, done.line, None, done.packed)
+                self.graded += 1
+                continue
             result = prompt_result(prepared, policy.apply(unscorable, attempts))
             result_json = canonical(result)
             k = len(prepared["raw"]["responses"])
@@ -161,18 +179,22 @@ class Grading:
     def finish(self, count: int, selection: Shard) -> None:
         """Grade what is still pending, in input order, and make the journal durable."""
         if self._feed is not None:
-            feed, self._feed = self._feed, None
-            self._take(feed.drain())
+            started, self._feed = self._feed, None
+            self._take(started.drain())
         if self.graded < count:
-            # Ledger rows were written by the engine as canonical JSON: the plain decoder
-            # suffices. Results are a prefix of the selected prompts, so the next pending one
-            # is the done-th.
+            # Results are a prefix of the selected prompts, so the next pending one is the
+            # graded-th. A local pool assembles them on its workers, as during preflight.
             where = f"result IS NULL AND {selection.where()}"
-            pending = (
-                (seq, json.loads(text))
-                for seq, text in self.ledger.rows("prepared", where, selection.seq_at(self.graded))
-            )
-            self._take(self.grader.results(pending))
+            rows = self.ledger.rows("domain, prepared", where, selection.seq_at(self.graded))
+            feed = self._feed if self.overlap() else None
+            self._feed = None
+            if feed is not None:
+                for seq, domain, text in rows:
+                    self._take(feed.put(seq, (domain, text)))
+                self._take(feed.drain())
+            else:
+                # Ledger rows were written by the engine as canonical JSON: the plain decoder suffices.
+                self._take(self.grader.results((seq, json.loads(text)) for seq, _, text in rows))
         self._groups.flush()
         os.fsync(self._handle.fileno())
 

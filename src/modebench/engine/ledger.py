@@ -195,6 +195,10 @@ class Ledger:
     def set_result(self, seq: int, result_json: str, link: bytes) -> None:
         self._results.append((_pack(result_json), link, seq))
 
+    def set_packed_result(self, seq: int, packed: bytes, link: bytes) -> None:
+        """``set_result`` of a result text a worker already packed as ``set_result`` does."""
+        self._results.append((packed, link, seq))
+
     def rows(self, columns: str, where: str = "1", start: int = 0) -> Iterator[tuple[Any, ...]]:
         """Iterate rows by ``seq`` in pages (no cursor held open across commits).
 

@@ -29,8 +29,8 @@ PLUGINS_KEY = "plugins"
 #: Ledger info written at the end of preflight and bound by ``preflight_sha256``.
 PREFLIGHT_KEYS = ("records_sha256", "run", "generation_metadata_status", "run_sha256", "dataset", "count")
 
-#: Where preflight hands each stored prompt: ``offer(seq, prepared_json)``.
-Offer = Callable[[int, str], None]
+#: Where preflight hands each stored prompt: ``offer(seq, domain, prepared_json)``.
+Offer = Callable[[int, str, str], None]
 
 __all__ = ["PLUGINS_KEY", "Offer", "PREFLIGHT_KEYS", "domains_of", "event", "run_preflight"]
 
@@ -87,7 +87,7 @@ class _Store:
                 bound["plugin"] = plugin_origin
             text = prepared_text(bound, raw_text)
             self.ledger.insert(self.seq, bound["level"], bound["domain"], len(record["responses"]), text)
-            self._offer(text)
+            self._offer(bound["domain"], text)
         self._stored()
 
     def prepared(self, number: int, reply: Any) -> bool:
@@ -101,14 +101,14 @@ class _Store:
             return False  # a duplicate: the in-process path reports it
         self._digest(text[start:end])
         self.ledger.insert(self.seq, level, domain, k, text)
-        self._offer(text)
+        self._offer(domain, text)
         self._stored()
         return True
 
-    def _offer(self, text: str) -> None:
+    def _offer(self, domain: str, text: str) -> None:
         """Hand a stored prompt of this shard to grading while preflight goes on."""
         if self.offer is not None and self.selection.contains(self.seq):
-            self.offer(self.seq, text)
+            self.offer(self.seq, domain, text)
 
     def _digest(self, raw_text: str) -> None:
         self.records_digest.update((b"," if self.seq else b"") + raw_text.encode("utf-8"))
@@ -131,7 +131,7 @@ def run_preflight(
 ) -> None:
     """Validate every record of ``source`` into ``ledger`` and record the preflight metadata.
 
-    ``offer(seq, prepared_json)``, if given, receives each stored prompt of the run's shard as
+    ``offer(seq, domain, prepared_json)``, if given, receives each stored prompt of the run's shard as
     soon as it is stored, in input order, so that grading can start before preflight ends.
     """
     progress = spec.execution.progress

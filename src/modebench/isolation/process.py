@@ -350,6 +350,37 @@ class BoundedWorker:
                 position += 1
         return results
 
+    def prompts(self, data: bytes, count: int, domains: Iterable[Any] = ()) -> tuple[list[list[bytes]], bool]:
+        """Send a ``prompts`` request (:mod:`modebench.isolation.assemble`); its reply lines, raw.
+
+        Returns each prompt's lines (item replies, then its ``A`` or ``N`` line) and True once all
+        ``count`` prompts are answered. On any failure the worker is replaced and the lines read
+        so far come back with False: the caller grades the rest with ``grade_groups``, which
+        places and reports the failure exactly as a ``groups`` request does. ``domains``: the
+        prompts' domains, warmed first as :meth:`want` says."""
+        self.want(domains)
+        with self._lock:
+            self._check_cancel()
+            answered: list[list[bytes]] = [[]]
+            try:
+                self._ensure()
+                deadline = time.monotonic() + self.timeout_seconds
+                self._write(data, deadline)
+                while True:
+                    line = self._read_line(deadline)
+                    deadline = time.monotonic() + self.timeout_seconds
+                    answered[-1].append(line)
+                    if line[:1] in (b"A", b"N"):
+                        if len(answered) == count:
+                            return answered, True
+                        answered.append([])
+            except _WorkerError:
+                self.close()
+                return answered, False
+            except BaseException:
+                self.close()  # KeyboardInterrupt, cancellation: never leave a worker behind
+                raise
+
     def lines(self, data: bytes, expected: int, seconds: float = START_SECONDS) -> list[Any] | None:
         """Send one request line and return ``expected`` decoded reply lines, or None when the
         worker failed in any way (it is then replaced). For requests whose every reply the
