@@ -127,6 +127,19 @@ def _closed_pipe() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit code.
+
+    Called without ``argv`` (the console entry point, and 0.4.0's ``main()``, which read
+    ``sys.argv``), a non-zero code is raised as ``SystemExit(code)``, as 0.4.0 did; with
+    ``argv`` it is returned.
+    """
+    code = _main(argv)
+    if argv is None and code:
+        raise SystemExit(code)
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler
