@@ -197,3 +197,37 @@ def test_three_runs_against_a_named_baseline_with_holm(
     with pytest.raises(SystemExit):
         main(["compare", *paths, "--baseline", "nobody"])
     assert "names no run" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "latex", "csv"])
+def test_compare_tables_name_the_labelled_runs(
+    suites: dict[str, Path], capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    """``compare A B --label base=A --label rl=B``: the value columns say which run is which."""
+    a, b = str(suites["A"]), str(suites["B"])
+    argv = [
+        "compare",
+        a,
+        b,
+        "--label",
+        f"base={a}",
+        "--label",
+        f"rl={b}",
+        "--format",
+        fmt,
+        "--resamples",
+        "20",
+    ]
+    assert main(argv) == 0
+    table = capsys.readouterr().out.strip().splitlines()
+    if fmt == "csv":  # the schema's column names stay; every row names its runs
+        assert table[0].split(",")[:2] == ["run_a", "run_b"] and "a" in table[0].split(",")
+        assert all(line.startswith("base,rl,") for line in table[1:])
+        return
+    header = next(line for line in table if "estimate" in line)
+    cells = [
+        c.strip() for c in header.replace("&", "|").replace("\\\\", "").split("|" if fmt != "text" else None)
+    ]
+    cells = [c for c in cells if c]
+    assert cells[cells.index("estimate") - 2 : cells.index("estimate")] == ["base", "rl"]
+    assert "a" not in cells and "b" not in cells
