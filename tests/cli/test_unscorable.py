@@ -119,7 +119,7 @@ def test_count_as_incorrect_is_opt_in_and_recorded(
     assert payload["cells"][0]["accuracy"] == pytest.approx(0.5)
     assert main(["report", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "Unscorable policy count-as-incorrect: 1 unscorable responses were scored as incorrect" in text
+    assert "Unscorable policy count-as-incorrect: 1 unscorable response was scored as incorrect" in text
 
 
 def test_a_receipt_cannot_drop_its_policy(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from modebench._words import counted
 from modebench.render.tables import FORMATS, render_table
 from modebench.reporting import read_report, summarize
 from modebench.validation import InputError
@@ -50,7 +51,7 @@ def _limit_note(payload: dict[str, Any]) -> str:
     if not isinstance(dataset, dict) or dataset.get("limit") is None:
         return ""
     return (
-        f"\nLimited run: only the first {dataset['limit']} prompts of the split "
+        f"\nLimited run: only the first {counted(dataset['limit'], 'prompt')} of the split "
         f"({dataset.get('selected_prompts')} of {dataset.get('expected_prompts')}); not a full-split result."
     )
 

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from modebench._words import counted
 from modebench.render.tables import render_table
 from modebench.reporting import FOOTER
 from modebench.suite.summary import read_summary
@@ -41,7 +42,7 @@ def _headline(document: dict[str, Any]) -> list[str]:
     ]
     if document.get("limit") is not None:
         lines.append(
-            f"Limited to the first {document['limit']} prompts of each configuration: not full-split results."
+            f"Limited to the first {counted(document['limit'], 'prompt')} of each configuration: not full-split results."
         )
     return lines
 
