@@ -483,13 +483,16 @@ def render_html(
     )
 
 
-def report_table(receipts: Sequence[PathLike], fmt: str = "text") -> tuple[str, bool]:
+def report_table(
+    receipts: Sequence[PathLike], fmt: str = "text", *, journal: PathLike | None = None
+) -> tuple[str, bool]:
     """The receipts' cell table as ``text`` (the classic report), ``json``, ``csv`` or ``markdown``;
     returns (text, whether every receipt completed). A suite summary (``suite.json``), given alone,
-    gives one table of all its verified receipts."""
+    gives one table of all its verified receipts. ``journal``: where one receipt's result journal
+    is now, if it was moved away from the receipt (still verified against the receipt's hash)."""
     from modebench.render.report_table import report_table as _report_table
 
-    return _report_table(list(receipts), fmt)
+    return _report_table(list(receipts), fmt, journal)
 
 
 def ingest(

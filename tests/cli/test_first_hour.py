@@ -109,3 +109,50 @@ def test_power_says_items() -> None:
     assert render({**result, "responses": 6264, "draws_per_prompt": 8}) == (
         "items needed: 783 items (6264 responses at 8 draws per item)"
     )
+
+
+COUNTDOWN = {"verifier": "countdown", "numbers": [3, 6, 9], "target": 18}
+
+
+def _receipt(tmp_path: Path) -> Path:
+    import json
+
+    source = tmp_path / "in.jsonl"
+    record = {
+        "id": "a",
+        "level": 1,
+        "domain": "countdown",
+        "answer": COUNTDOWN,
+        "responses": ["\\boxed{3+6+9}"],
+    }
+    source.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    out = tmp_path / "run" / "out.json"
+    out.parent.mkdir()
+    assert main(["evaluate", str(source), "--output", str(out), "--min-defined-prompts", "1",
+                 "--progress-every", "0"]) == 0  # fmt: skip
+    return out
+
+
+def test_report_reads_a_moved_journal_named_with_journal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _receipt(tmp_path)
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    expected = capsys.readouterr().out
+    moved = tmp_path / "receipt-only.json"
+    out.replace(moved)  # the receipt copied on its own; its journal stayed behind
+    journal = next((tmp_path / "run").rglob("results.jsonl"))
+    with pytest.raises(SystemExit) as caught:
+        main(["report", str(moved)])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert "No such file or directory" in err and "--journal PATH" in err.splitlines()[-1]
+    assert main(["report", str(moved), "--journal", str(journal)]) == 0
+    assert capsys.readouterr().out == expected  # the same report, byte for byte
+    other = tmp_path / "other.jsonl"
+    other.write_text(journal.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as caught:
+        main(["report", str(moved), "--journal", str(other)])
+    assert caught.value.code == 2
+    assert "detailed-result journal hash mismatch" in capsys.readouterr().err

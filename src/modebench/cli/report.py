@@ -20,6 +20,8 @@ def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                             (args.allow_unequal_draws or None, "--allow-unequal-draws")):  # fmt: skip
             if given is not None:
                 parser.error(f"{flag} applies to --html only")
+    elif args.journal is not None:
+        parser.error("--journal applies to the text and table report, not --html")
     if args.html is not None:
         from modebench.api import render_html
 
@@ -35,7 +37,13 @@ def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 0 if summary["completed"] else EXIT_FAILED
     from modebench.api import report_table
 
-    text, completed = report_table(args.receipt, args.format)
+    try:
+        text, completed = report_table(args.receipt, args.format, journal=args.journal)
+    except FileNotFoundError as exc:
+        hint = getattr(exc, "hint", None)
+        if isinstance(hint, str) and args.journal is None:  # the journal was moved: say how to name it
+            exc.hint = f"{hint}; or give where it is now with --journal PATH"  # type: ignore[attr-defined]
+        raise
     print(text, flush=True)
     if not completed:
         _explain(_receipts_of(args.receipt))
@@ -87,6 +95,11 @@ def add_commands(commands: Any) -> None:
         help="receipt JSON written by evaluate (one or more); with --html also a suite.json or a directory of receipts",
     )  # fmt: skip
     report_cmd.add_argument("--format", choices=FORMATS, default="text", help="table format")
+    report_cmd.add_argument(
+        "--journal", metavar="PATH",
+        help="the result journal of the one receipt given, if it was moved away from the receipt "
+        "(it must still match the receipt's hash)",
+    )  # fmt: skip
     report_cmd.add_argument(
         "--html", metavar="OUT.html", help="write one self-contained HTML page (needs the 'plot' extra)"
     )

@@ -56,8 +56,14 @@ def _limit_note(payload: dict[str, Any]) -> str:
     )
 
 
-def report_table(receipts: Sequence[str | os.PathLike[str]], fmt: str = "text") -> tuple[str, bool]:
+def report_table(
+    receipts: Sequence[str | os.PathLike[str]],
+    fmt: str = "text",
+    journal: str | os.PathLike[str] | None = None,
+) -> tuple[str, bool]:
     """(the rendered report, whether every receipt completed).
+
+    ``journal``: the result journal of the one receipt given, where it is now (moved away from it).
 
     A suite summary (``suite.json`` of ``evaluate_suite``) given alone is reported as one table of
     its verified receipts (:mod:`modebench.render.suite_table`).
@@ -73,7 +79,9 @@ def report_table(receipts: Sequence[str | os.PathLike[str]], fmt: str = "text") 
         from modebench.render.suite_table import suite_table
 
         return suite_table(receipts[0], fmt)
-    payloads = [(os.fspath(path), read_report(path)) for path in receipts]
+    if journal is not None and len(receipts) != 1:
+        raise InputError("a journal path applies to one receipt: report the others separately")
+    payloads = [(os.fspath(path), read_report(path, journal=journal)) for path in receipts]
     completed = all(p["evaluation"]["status"] == "completed" for _, p in payloads)
     if fmt == "text":
         return "\n\n".join(summarize(payload) + _limit_note(payload) for _, payload in payloads), completed
