@@ -50,6 +50,7 @@ __all__ = [
     "curves",
     "evaluate_file",
     "evaluate_suite",
+    "example_record",
     "explain_unscorable",
     "export_dataset",
     "generate_responses",
@@ -481,6 +482,15 @@ def render_html(
         figures_dir,
         allow_unequal_draws=allow_unequal_draws,
     )
+
+
+def example_record(domain: str, level: int = 1) -> dict[str, Any]:
+    """One complete evaluate input record of ``domain``: a generated task with its whole reference
+    ``answer`` object and one response that verifies (the domain's first witness). An unknown
+    domain raises ``ValueError`` naming the valid ones."""
+    from modebench.domains._examples import example_record as _example_record
+
+    return _example_record(domain, level)
 
 
 def report_table(

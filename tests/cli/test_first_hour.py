@@ -156,3 +156,49 @@ def test_report_reads_a_moved_journal_named_with_journal(
         main(["report", str(moved), "--journal", str(other)])
     assert caught.value.code == 2
     assert "detailed-result journal hash mismatch" in capsys.readouterr().err
+
+
+def test_datasets_example_prints_a_record_that_evaluates_correct(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``modebench datasets example DOMAIN``: a whole answer object per domain, ready to evaluate."""
+    import json
+
+    from modebench.evaluation import evaluate
+
+    records = []
+    for domain in ("countdown", "graph_coloring", "python_factors", "mathir", "pantry_plan"):
+        for level in (1, 3):
+            assert main(["datasets", "example", domain, "--level", str(level)]) == 0
+            [line] = capsys.readouterr().out.splitlines()
+            records.append(json.loads(line))
+    assert {(r["domain"], r["level"]) for r in records} == {
+        (d, lv)
+        for d in ("countdown", "graph_coloring", "python_factors", "mathir", "pantry_plan")
+        for lv in (1, 3)
+    }
+    assert all(isinstance(r["answer"], dict) and r["answer"]["verifier"] for r in records)
+    result = evaluate(records, min_defined_prompts=1)
+    assert result["evaluation"]["status_counts"] == {"correct": len(records)}
+
+
+def test_an_unknown_domain_keeps_0_4_0_s_line_and_lists_the_valid_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    source = tmp_path / "in.jsonl"
+    source.write_text(
+        json.dumps({"id": 1, "level": 1, "domain": "sudoku", "answer": {}, "responses": ["x"]}) + "\n"
+    )
+    with pytest.raises(SystemExit):
+        main(["evaluate", str(source), "--output", str(tmp_path / "o.json"), "--progress-every", "0"])
+    first, hint = capsys.readouterr().err.splitlines()
+    assert first == "modebench: error: line 1, prompt '1': unsupported ModeBench domain: sudoku"
+    assert hint == (
+        'modebench: hint: domain: found "sudoku", expected "graph_coloring", "countdown", "python_factors", '
+        '"mathir" or "pantry_plan"'
+    )
+    with pytest.raises(SystemExit):
+        main(["datasets", "example", "sudoku"])
+    assert 'expected "graph_coloring"' in capsys.readouterr().err
