@@ -203,6 +203,53 @@ def scenario_shared_worker(code: str, seconds: float, response: str, reference: 
         worker.close()
 
 
+def scenario_fetch_error(kind: str) -> Any:
+    """``dataset_cache.fetch`` when the network fails (``urlopen`` replaced, as 0.4.0's tests do)."""
+    import http.client
+    import tempfile
+    import urllib.error
+    import urllib.response
+    from email.message import Message
+
+    from modebench import dataset_cache
+
+    class Broken:  # a response whose body fails part-way
+        def __init__(self, error: BaseException) -> None:
+            self.error, self.headers = error, Message()
+
+        def __enter__(self) -> Broken:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def read1(self, size: int = -1) -> bytes:
+            raise self.error
+
+        read = read1
+
+    errors: dict[str, BaseException] = {
+        "refused": urllib.error.URLError(ConnectionRefusedError(111, "Connection refused")),
+        "dns": urllib.error.URLError(OSError(-2, "Name or service not known")),
+        "timeout": TimeoutError("timed out"),
+        "http-503": urllib.error.HTTPError("https://x", 503, "Service Unavailable", Message(), None),
+        "disconnected": http.client.RemoteDisconnected("Remote end closed connection without response"),
+    }
+    during = {"reset-mid-body": ConnectionResetError(104, "Connection reset by peer")}
+
+    def opener(url: str, timeout: float = 0) -> Any:
+        if kind in during:
+            return Broken(during[kind])
+        raise errors[kind]
+
+    with tempfile.TemporaryDirectory() as cache, _Patched(dataset_cache, "urlopen", opener):
+        try:
+            dataset_cache.fetch("level1_countdown", "eval", cache_dir=cache)
+        except Exception as exc:
+            return [type(exc).__name__, str(exc), type(exc).__mro__[1].__name__]
+        return ["no error"]
+
+
 SCENARIOS = {
     name.removeprefix("scenario_"): value
     for name, value in list(globals().items())

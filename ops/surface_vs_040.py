@@ -266,6 +266,8 @@ def fault_calls(calls: Calls, fixtures: list[dict[str, Any]]) -> None:
     for code in FAULTY_WORKERS.values():
         calls.add("$scenario", "bad_worker", code, 2.0, python)
         calls.add("$scenario", "shared_worker", code, 2.0, "1+2+3", countdown)
+    for kind in ("refused", "dns", "timeout", "http-503", "disconnected", "reset-mid-body"):
+        calls.add("$scenario", "fetch_error", kind)
     calls.add("$scenario", "oversized", {"padding": "x" * 1_048_576})
     calls.add("$scenario", "cannot_start", python)
     calls.add("$scenario", "interrupted", python)
