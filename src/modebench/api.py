@@ -552,9 +552,11 @@ def trajectory(
     workers: int = 1,
     run: RunMetadata | None = None,
     run_file: PathLike | None = None,
+    id_field: str | None = None,
 ) -> StatsTable:
     """Per training step and cell: accuracy, pass@k, E[distinct@k], PCMD, effective modes and mode
-    retention against the first step (``docs/ingest.md``).
+    retention against the first step (``docs/ingest.md``). ``id_field``: the rollout sources' field
+    holding the modebench prompt id, as for :func:`ingest`.
 
     Each run is a receipt, a ``suite.json`` or a directory of receipts (``PATH``, step = its
     position, or ``STEP=PATH``) or a rollout source
@@ -578,7 +580,7 @@ def trajectory(
         run_file=run_file,
     )
     cache = grading_cache if grading_cache is not None else pathlib.Path("modebench-grading")
-    steps, counts = resolve_runs(runs, cache_dir=cache, options=options, workers=workers)
+    steps, counts = resolve_runs(runs, cache_dir=cache, options=options, workers=workers, id_field=id_field)
     table = trajectory_table(steps, k)
     return dataclasses.replace(table, meta={**table.meta, "grading": counts})
 
