@@ -231,3 +231,29 @@ def test_compare_tables_name_the_labelled_runs(
     cells = [c for c in cells if c]
     assert cells[cells.index("estimate") - 2 : cells.index("estimate")] == ["base", "rl"]
     assert "a" not in cells and "b" not in cells
+
+
+def _sign_flip_p(differences: list[float], lower: bool) -> float:
+    """The sign-flip test by enumerating all 2^n assignments (the definition, for small n)."""
+    import itertools
+
+    observed = sum(differences) / len(differences)
+    hits = 0
+    for signs in itertools.product((1, -1), repeat=len(differences)):
+        mean = sum(s * d for s, d in zip(signs, differences)) / len(differences)
+        hits += (mean <= observed + 1e-12) if lower else (abs(mean) >= abs(observed) - 1e-12)
+    return hits / 2 ** len(differences)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("difference", [-0.25, 0.5])
+def test_a_zero_error_difference_gets_the_exact_sign_flip_p(n: int, difference: float) -> None:
+    """Too few prompts for the normal test (every prompt differs by the same amount): the exact
+    paired permutation test answers, equal to enumerating every sign assignment."""
+    from modebench.stats.comparison import _wald_p, exact_sign_p
+
+    for lower in (False, True):
+        expected = _sign_flip_p([difference] * n, lower)
+        assert exact_sign_p(difference, n, lower=lower) == pytest.approx(expected)
+        assert _wald_p(difference, 0.0, n, lower=lower) == pytest.approx(expected)
+    assert _wald_p(0.0, 0.0, n) == 1.0 and exact_sign_p(difference, 0) is None
