@@ -193,10 +193,24 @@ def test_the_worker_timer_interrupts_a_stalled_handle(monkeypatch: pytest.Monkey
         signal.signal(signal.SIGALRM, previous)
 
 
-def test_no_timer_is_armed_without_a_handler() -> None:
-    """Arming SIGALRM with no handler would kill the caller: the in-process step grades untimed."""
-    assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None)
-    assert guarded_handle(PYTHON)["status"] == "correct"
+def test_no_timer_is_armed_under_another_handler(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only 0.4.0's ``_timeout`` gets 0.4.0's deadline: with no handler an alarm would kill the
+    caller, and another one's timer (a test runner's) must not be cancelled."""
+    seen: list[float] = []
+
+    def look(request: Any) -> Any:
+        seen.append(signal.getitimer(signal.ITIMER_REAL)[0])
+        return result("incorrect", text="x")
+
+    monkeypatch.setattr("modebench.verifier_worker.handle", look)
+    previous = signal.signal(signal.SIGALRM, lambda *args: None)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 600)  # another handler's timer, running
+        assert guarded_handle(PYTHON)["status"] == "incorrect"
+        assert 500 < seen[0] <= 600 and signal.getitimer(signal.ITIMER_REAL)[0] > 500  # untouched
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 BACKENDS = [
@@ -331,3 +345,18 @@ def test_the_cli_writes_the_failure_receipt_when_reference_validation_s_worker_f
     receipt = json.loads(output.read_text(encoding="utf-8"))
     assert receipt["failure"]["status"] == "worker_failure" and "line 1" in receipt["failure"]["detail"]
     assert receipt["cells"] == []
+
+
+def test_a_worker_found_dead_between_requests_is_reported_then_replaced() -> None:
+    """0.4.0 and Re:Max: the request after a worker died is ``worker_failure`` (never hidden); the
+    next one starts a new worker. Batches replace it silently (tests/test_hardening.py)."""
+    with PythonFactorVerifierProcess() as worker:
+        assert worker.check(PYTHON["candidate"], SPEC)["status"] == "correct"
+        old = worker._process
+        assert old is not None
+        old.kill()
+        old.wait(timeout=5)
+        assert worker.check(PYTHON["candidate"], SPEC)["status"] == "worker_failure"
+        assert worker._process is None
+        assert worker.check(PYTHON["candidate"], SPEC)["status"] == "correct"
+        assert worker._process is not None and worker._process.pid != old.pid

@@ -30,13 +30,15 @@ def _seconds(request: dict[str, Any]) -> float:
     return PYTHON_DEADLINE_SECONDS if python else DOMAIN_DEADLINE_SECONDS
 
 
-def _timer_handled() -> bool:
-    """Whether a deadline may be armed here: a Python SIGALRM handler is installed (0.4.0's
-    ``_timeout`` in its tests, or the worker's own), in the main thread. Arming one without a
-    handler would kill the process, so then no timer is armed."""
+def _timer_handled(home: Any) -> bool:
+    """Whether 0.4.0's deadline is armed here: only when its handler, ``verifier_worker._timeout``
+    (as looked up now), is the installed SIGALRM handler, in the main thread — as 0.4.0's worker
+    and its tests install it. Any other handler (none would kill the process; a test runner's
+    own timer, e.g. pytest-timeout's, would be cancelled) leaves the timer alone."""
     if threading.current_thread() is not threading.main_thread():
         return False
-    return callable(signal.getsignal(signal.SIGALRM))
+    handler = getattr(home, "_timeout", None)
+    return handler is not None and signal.getsignal(signal.SIGALRM) is handler
 
 
 def _replaced_backend(domain: Any) -> Any:
@@ -108,12 +110,13 @@ def guarded_handle(request: Any) -> dict[str, Any]:
     other ``worker_failure``), as in 0.4.0.
 
     ``verifier_worker.handle`` is looked up per call: a caller's replacement (0.4.0's hook, which
-    returned one reply) is called instead, under the same guard. When a SIGALRM handler is
-    installed, the request runs under 0.4.0's deadline (0.25 s for Python factors, else 2 s).
+    returned one reply) is called instead, under the same guard. When 0.4.0's ``_timeout`` is the
+    installed SIGALRM handler, the request runs under 0.4.0's deadline (0.25 s for Python factors,
+    else 2 s).
     """
     home = sys.modules.get("modebench.isolation.worker_main")  # the module that imports this one
     hook = getattr(home, "handle", None)
-    armed = isinstance(request, dict) and _timer_handled()
+    armed = isinstance(request, dict) and _timer_handled(home)
     try:
         if armed:
             signal.setitimer(signal.ITIMER_REAL, _seconds(request))

@@ -343,6 +343,19 @@ class BoundedWorker:
             return result("invalid_reference", detail="request is not finite JSON")
         if len(data) > MAX_REQUEST_BYTES:  # refused before any worker is started (0.4.0)
             return result("resource_limit", detail="request byte limit exceeded")
+        with self._lock:
+            process = self._process
+            if (
+                process is not None
+                and not self._warming
+                and self._owner_pid == os.getpid()
+                and process.poll() is not None
+            ):
+                # 0.4.0's contract for a single request: a worker found dead between requests is
+                # reported (never hidden), reaped, and the next request starts a new one. Batches
+                # (grade_groups, our pools) replace it silently: no item of theirs was lost.
+                self.close()
+                return result("worker_failure", detail="OSError: worker exited between requests")
         return self._exchange(data, operation, [None])[0][0]
 
     def grade_batch(self, level: Any, domain: Any, answer: Any, texts: Sequence[Any]) -> list[dict[str, Any]]:
