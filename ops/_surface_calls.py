@@ -250,6 +250,21 @@ def scenario_fetch_error(kind: str) -> Any:
         return ["no error"]
 
 
+def scenario_dead_between_requests(candidate: str, spec: dict[str, Any]) -> Any:
+    """A worker killed between two requests: the next request's status, then the one after."""
+    from modebench.python_modebench_process import PythonFactorVerifierProcess
+
+    with PythonFactorVerifierProcess(timeout_seconds=60) as worker:
+        first = worker.check(candidate, spec)["status"]
+        old = worker._process
+        old.kill()
+        old.wait(timeout=10)
+        after = worker.check(candidate, spec)["status"]
+        reaped = worker._process is None
+        again = worker.check(candidate, spec)["status"]
+        return [first, after, reaped, again, worker._process is not None and worker._process.pid != old.pid]
+
+
 SCENARIOS = {
     name.removeprefix("scenario_"): value
     for name, value in list(globals().items())

@@ -270,6 +270,7 @@ def fault_calls(calls: Calls, fixtures: list[dict[str, Any]]) -> None:
         calls.add("$scenario", "fetch_error", kind)
     calls.add("$scenario", "oversized", {"padding": "x" * 1_048_576})
     calls.add("$scenario", "cannot_start", python)
+    calls.add("$scenario", "dead_between_requests", python["candidate"], spec)
     calls.add("$scenario", "interrupted", python)
     for error in ("RuntimeError", "TimeoutError", "MemoryError"):
         calls.add("$scenario", "handle_raises", error, python)
