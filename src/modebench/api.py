@@ -456,9 +456,14 @@ def render_html(
     figures_dir: PathLike | None = None,
     labels: Mapping[str, str] | None = None,
     allow_unequal_draws: bool = False,
+    cells: Sequence[tuple[int, str]] | None = None,
+    domains: Sequence[str] | None = None,
+    levels: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """Write one self-contained HTML report of the runs to ``output`` (never overwritten); with
-    ``figures_dir``, also each figure as a standalone SVG and PDF file for a paper.
+    ``figures_dir``, also each figure as a standalone SVG and PDF file for a paper. ``cells``,
+    ``domains``, ``levels``: only those cells in the tables, curves, examples and comparisons (as
+    :func:`compare_runs`); each run's identity and status blocks stay whole.
 
     Each run is a receipt, a ``suite.json`` or a directory of receipts; ``labels`` maps a path as
     given to its label (else the ``label`` of the run metadata, else "run A (model id)"). One run:
@@ -471,7 +476,7 @@ def render_html(
     """
     from modebench.render.html import render_html as _render_html
     from modebench.stats import Bootstrap
-    from modebench.stats.sources import resolve_run
+    from modebench.stats.sources import Filters, resolve_run
 
     given = labels or {}
     resolved = [resolve_run(path, given.get(os.fspath(path))) for path in runs]
@@ -481,6 +486,7 @@ def render_html(
         Bootstrap(seed, resamples, level),
         figures_dir,
         allow_unequal_draws=allow_unequal_draws,
+        filters=Filters(cells, domains, levels),
     )
 
 

@@ -35,6 +35,7 @@ from modebench.stats.retention import (
     retention,
     split_half,
 )
+from modebench.stats.sources import Filters
 from modebench.stats.summary import k_points, metrics_for
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
@@ -422,15 +423,20 @@ def compare(
     observers: tuple[Observer, Observer] | None = None,
     digests: tuple[Digest | None, Digest | None] | None = None,
     allow_unequal_draws: bool = False,
+    filters: Filters | None = None,
 ) -> StatsTable:
     """Paired comparison of receipt ``b`` against receipt ``a`` (differences are B − A).
 
-    ``observers``/``digests``: see :func:`paired_counts`. Runs and suites: :func:`modebench.stats.many.compare_runs`.
+    ``observers``/``digests``: see :func:`paired_counts`. ``filters``: only these cells (as
+    ``compare_runs``). Runs and suites: :func:`modebench.stats.many.compare_runs`.
     """
     chosen = settings if settings is not None else Bootstrap()
     groups, counts = paired_counts(a, b, observers=observers, digests=digests)
+    if filters:
+        groups = filters.apply(groups)
     if not groups:
-        raise InputError(f"{os.fspath(a)} and {os.fspath(b)} have no prompt in common")
+        what = "in the selected cells" if filters else "in common"
+        raise InputError(f"{os.fspath(a)} and {os.fspath(b)} have no prompt {what}")
     rows = compare_pairs(groups, ks, chosen, allow_unequal_draws=allow_unequal_draws)
     meta = {"a": _source(a), "b": _source(b), "coverage": coverage(groups, counts),
             "bootstrap": bootstrap_meta(chosen), "notes": budget_notes(groups)}  # fmt: skip
