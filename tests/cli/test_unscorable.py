@@ -197,7 +197,8 @@ def test_report_without_the_journal_says_where_it_should_be(
     assert lines[0].startswith("modebench: error: [Errno 2] No such file or directory")  # 0.4.0's error
     assert lines[1] == (
         "modebench: hint: the receipt names its result journal 'out.json.work/results.jsonl' relative to "
-        "its own directory; it holds every attempt's status and detail, so keep or copy it beside the receipt"
+        "its own directory; it holds every attempt's status and detail, so keep or copy it beside the receipt; "
+        "or give where it is now with --journal PATH"
     )
 
 
