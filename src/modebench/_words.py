@@ -5,9 +5,11 @@ from __future__ import annotations
 __all__ = ["counted", "were"]
 
 
-def counted(number: int, word: str, plural: str | None = None) -> str:
-    """``number`` and the noun, singular for exactly one (``plural`` when not just ``word + "s"``)."""
-    return f"{number} {word if number == 1 else plural or word + 's'}"
+def counted(number: int, word: str, plural: str | None = None, *, grouped: bool = False) -> str:
+    """``number`` and the noun, singular for exactly one (``plural`` when not just ``word + "s"``);
+    ``grouped`` writes thousands separators (``1,234``)."""
+    shown = f"{number:,}" if grouped else str(number)
+    return f"{shown} {word if number == 1 else plural or word + 's'}"
 
 
 def were(number: int) -> str:

@@ -26,3 +26,11 @@ def test_a_report_of_a_run_limited_to_one_prompt_says_prompt() -> None:
     assert "first 2 prompts" in limited_note(
         {"dataset": {"limit": 2, "selected_prompts": 2, "expected_prompts": 32}}
     )
+
+
+def test_grouped_counts_and_a_text_shortened_by_one_character() -> None:
+    from modebench.render.page import short
+
+    assert counted(1234, "verified mode", grouped=True) == "1,234 verified modes"
+    assert short("abcd", limit=3) == "abc… [1 more character]"
+    assert short("abcde", limit=3) == "abc… [2 more characters]"

@@ -233,10 +233,10 @@ def _prompt(example: ExamplePrompt) -> str:
     rows = [[f"<code>{esc(m.key)}</code>", f'<span class="bar" style="width:{6 * m.draws / top:.2f}rem"></span> {m.draws}',
              f"<pre>{esc(m.text)}</pre>"] for m in example.modes]  # fmt: skip
     if example.more:  # the page lists the most frequent modes only and counts the rest
-        rows.append([f'<span class="note">{example.more:,} more modes</span>', esc(f"{example.more_draws:,}"),
+        rows.append([f'<span class="note">{counted(example.more, "more mode", "more modes", grouped=True)}</span>', esc(f"{example.more_draws:,}"),
                      '<span class="note">not listed</span>'])  # fmt: skip
     total = len(example.modes) + example.more
-    caption = (f"Mode histogram of prompt {example.id}: {total:,} verified modes in "
+    caption = (f"Mode histogram of prompt {example.id}: {counted(total, 'verified mode', grouped=True)} in "
                f"{example.verified} verified of {counted(example.draws, 'draw')}, one graded text per mode"
                + (f" (the {len(example.modes)} most frequent listed)" if example.more else ""))  # fmt: skip
     body = (

@@ -38,7 +38,8 @@ def _headline(document: dict[str, Any]) -> list[str]:
     entries = document["configs"]
     done = sum(1 for entry in entries if entry["status"] == "completed")
     lines = [
-        f"Suite {document['status']}: {done} of {len(entries)} configurations completed (split {document['split']})"
+        f"Suite {document['status']}: {done} of {counted(len(entries), 'configuration')} completed "
+        f"(split {document['split']})"
     ]
     if document.get("limit") is not None:
         lines.append(
