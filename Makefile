@@ -43,8 +43,9 @@ endef
 test: $(STAMP)
 	$(call run_pytest,--durations=10 $(PYTEST_ARGS))
 
-## test-fast: the inner loop — every test not marked slow (no servers, clusters, browsers; < 2 min)
+## test-fast: the inner loop — the release inventory, then every test not marked slow (no servers, clusters, browsers; < 2 min)
 test-fast: $(STAMP)
+	$(BIN)/python ops/verify_release.py
 	$(call run_pytest,-m "not slow" $(PYTEST_ARGS))
 
 quality: lint typecheck release-files

@@ -48,7 +48,7 @@ class Calls:
         self.items.append(
             {
                 "id": len(self.items),
-                "module": f"modebench.{module}",
+                "module": module if module.startswith("$") else f"modebench.{module}",
                 "function": function,
                 "args": list(args),
                 "kwargs": kwargs,
@@ -162,6 +162,125 @@ def grading_calls(
         "lambda n: 2 if n > 3 and n < 9 or n == 1 else 3", "lambda n: 1 < n <= 3", "lambda x: 2", "2", "", "lambda n: n(",
     ]:  # fmt: skip
         calls.add("grading", "python_factor_route_signature", candidate)
+
+
+LEGACY_TEXTS = ["1+2+3", "3*6-9", "(3+6)*9", "3+6+9=18", "18=3+6+9", "3 \\times 6 / 9", "answer: 3+6+9", "3+6",
+                "3+6+9+9", "3/(6-6)+9", "3**2", "x+1", "", "=", "123", "1 2 3", "coloring: 1,2,3", "[1, 2, 3]"]  # fmt: skip
+
+
+def _same(answer: Any, spec: dict[str, Any]) -> bool:
+    return isinstance(answer, (dict, str)) and answer != "{}" and _spec(answer) == spec
+
+
+def legacy_calls(calls: Calls, fixtures: list[dict[str, Any]], rows: dict[str, list[dict[str, Any]]]) -> None:
+    """0.4.0's private grading helpers that Re:Max's ``legacy_modebench`` imports."""
+    pairs: list[tuple[Any, Any]] = []
+    for fixture in fixtures:
+        answer = fixture["row"]["answer"]
+        pairs += [(case["response"], answer) for case in fixture["cases"]]
+        pairs += [(w["response"], answer) for w in fixture["witnesses"]]
+    for config_rows in rows.values():
+        for row in config_rows[:2]:
+            for witness in witnesses(row["level"], row["domain"], row["answer"]):
+                pairs += [(witness, row["answer"]), (f"So \\boxed{{{witness}}}", row["answer"])]
+    for text in [*TEXTS, *LEGACY_TEXTS]:
+        for answer in ({"verifier": "countdown", "numbers": [3, 6, 9], "target": 18}, {"verifier": "nope"}, "{}",
+                       '{"verifier": "pantry_plan"}', None, {"verifier": "python_factor_function"}):  # fmt: skip
+            pairs.append((text, answer))
+    for response, answer in pairs:
+        calls.add("grading", "_extract_modebench_candidate", response, answer)
+    specs = [
+        _spec(answer) for _, answer in pairs if isinstance(answer, (dict, str)) and answer not in ("{}",)
+    ]
+    countdowns = [s for s in specs if s.get("verifier") == "countdown"][:40]
+    graphs = [s for s in specs if s.get("verifier") == "graph_coloring"][:40]
+    for spec in countdowns + [{"numbers": ["3", 6.0, True]}, {"numbers": None}, {}, {"numbers": [3, 6, 9]}]:
+        for text in [*LEGACY_TEXTS, *(response for response, answer in pairs[:400] if answer == spec)]:
+            calls.add("grading", "_canonical_countdown_expression_key", text, spec)
+    bad_graphs = [{"n": "x"}, {"n": 3}, {"n": 3, "edges": [[1, 2]], "partial_colors": [1, None, "2"]},
+                  {"n": 3, "edges": [[1, 4]]}, {"n": 3, "edges": [["a", 2]]}, {"n": 3, "edges": [[1, 2]],
+                  "partial_colors": [1, None]}, {"n": 2, "edges": [[1, 2]], "partial_colors": ["x", None]}]  # fmt: skip
+    for spec in graphs + bad_graphs:
+        n = spec.get("n") if isinstance(spec.get("n"), int) else 3
+        texts = [*LEGACY_TEXTS, "1" * n, "12" * n, ("123" * n)[:n], ("321" * n)[: max(n - 1, 0)], "2", "13"]
+        for text in [*texts, *(response for response, answer in pairs[:400] if _same(answer, spec))]:
+            calls.add("grading", "_graph_coloring_from_candidate", text, spec)
+        for colours in (
+            [1, 2, 3] * n,
+            ([1, 2, 3] * n)[:n],
+            ([2, 1] * n)[:n],
+            [1] * n,
+            None,
+            [],
+            ([3, 1, 2] * n)[:n],
+        ):
+            calls.add("grading", "_verify_graph_coloring_colors", colours, spec)
+
+
+SPEC_FILE = ROOT.parent / "shared" / "spec" / "surface-0.4.0.json"
+
+
+def fact_calls(calls: Calls) -> None:
+    """What callers observe of names without calling them: every constant of the 0.4.0 surface
+    (its value with its container type: a tuple is no frozenset), the progress event class, and
+    the parameter list of ``evaluation.receipt_header``; then 0.4.0-style calls of the latter."""
+    surface = json.loads(SPEC_FILE.read_text(encoding="utf-8")) if SPEC_FILE.is_file() else {"modules": {}}
+    for module, described in sorted(surface["modules"].items()):
+        for name, info in sorted(described["public"].items()):
+            if info["kind"] == "constant" and info.get("type") != "_Feature":
+                calls.add("$attribute", name, module, name)
+    for module, name in [("modebench.streaming", "Progress"), ("modebench.api_types", "Progress"),
+                         ("modebench.evaluation", "receipt_header")]:  # fmt: skip
+        calls.add("$attribute", name, module, name)
+    dataset = {"kind": "custom", "references_authenticated": False}
+    for run in (None, {}, {"model": "m", "temperature": 0.7}):
+        for counts in ({"correct": 3, "incorrect": 1}, {"correct": 1, "timeout": 2}, {}):
+            calls.add("evaluation", "receipt_header", records_hash="ab" * 32, run=run, dataset=dataset,
+                      threshold=30, status_counts=counts, created_at="2026-01-01T00:00:00+00:00",
+                      software={"name": "modebench", "version": "x"})  # fmt: skip
+
+
+#: Faulty workers of 0.4.0's lifecycle tests: what each one does, and the code that does it.
+FAULTY_WORKERS = {
+    "hangs": "import time; time.sleep(60)",
+    "half-reply": "import sys, time; sys.stdin.readline(); sys.stdout.write('{'); sys.stdout.flush(); time.sleep(60)",
+    "garbage": "import sys; sys.stdin.readline(); print('not-json', flush=True)",
+    "dies": "import os; os._exit(9)",
+    "empty-object": "import sys; sys.stdin.readline(); print('{}', flush=True)",
+    "oversized-reply": "import sys; sys.stdin.readline(); sys.stdout.write('x' * 262145); sys.stdout.flush()",
+}
+BACKEND_STEPS = {
+    "countdown": "modebench.domains.countdown.verifier._countdown_eval_and_numbers",
+    "graph_coloring": "modebench.domains.graph_coloring.verifier._verify_graph_coloring_colors",
+    "python_factors": "modebench.python_modebench.execute_python_factor_candidate",
+    "mathir": "modebench.mathir._execute_mathir_commands",
+    "pantry_plan": "modebench.pantry_plan.validate_pantry_plan",
+}
+
+
+def fault_calls(calls: Calls, fixtures: list[dict[str, Any]]) -> None:
+    """0.4.0's fault-injection points, replaced as its tests replace them (ops/_surface_calls.py)."""
+    spec = {"verifier": "python_factor_function", "python_version": "factor-v1", "cases": [6, 10, 15]}
+    python = {"operation": "python", "candidate": "lambda n: 2 if n % 2 == 0 else 3", "spec": spec}
+    countdown = {"verifier": "countdown", "numbers": [1, 2, 3], "target": 6}
+    for code in FAULTY_WORKERS.values():
+        calls.add("$scenario", "bad_worker", code, 2.0, python)
+        calls.add("$scenario", "shared_worker", code, 2.0, "1+2+3", countdown)
+    for kind in ("refused", "dns", "timeout", "http-503", "disconnected", "reset-mid-body"):
+        calls.add("$scenario", "fetch_error", kind)
+    calls.add("$scenario", "oversized", {"padding": "x" * 1_048_576})
+    calls.add("$scenario", "cannot_start", python)
+    calls.add("$scenario", "dead_between_requests", python["candidate"], spec)
+    calls.add("$scenario", "interrupted", python)
+    for error in ("RuntimeError", "TimeoutError", "MemoryError"):
+        calls.add("$scenario", "handle_raises", error, python)
+    for domain, target in BACKEND_STEPS.items():
+        for level in (1, 2):
+            fixture = next(f for f in fixtures if f["level"] == level and f["domain"] == domain)
+            for case in fixture["cases"][:3]:
+                request = {"operation": "grade", "level": level, "domain": domain,
+                           "answer": fixture["row"]["answer"], "text": case["response"]}  # fmt: skip
+                calls.add("$scenario", "backend_raises", target, request)
 
 
 def template_calls(calls: Calls, rows: dict[str, list[dict[str, Any]]]) -> None:
@@ -512,11 +631,14 @@ def main(argv: list[str] | None = None) -> int:
     calls = Calls()
     rows = bundled_rows()
     grading_calls(calls, conformance(), rows)
+    legacy_calls(calls, conformance(), rows)
+    fact_calls(calls)
+    fault_calls(calls, conformance())
     template_calls(calls, rows)
     prompt_calls(calls, rows)
     pure_calls(calls)
     domain_calls(calls, conformance(), rows)
-    items = [c for c in calls.items if not args.only or c["module"] == f"modebench.{args.only}"]
+    items = [c for c in calls.items if not args.only or c["module"] in (args.only, f"modebench.{args.only}")]
     ours = replay(sys.executable, items, str(ROOT))
     theirs = replay(args.reference_python, items, "/")  # never import this checkout's modebench
     retried = retry_timeouts(items, ours, theirs, args.reference_python, args.retries)
@@ -524,6 +646,7 @@ def main(argv: list[str] | None = None) -> int:
     differ: Counter[str] = Counter()
     for call in items:
         module = call["module"].removeprefix("modebench.")
+        module = f"{module}:{call['function']}" if module == "$scenario" else module
         total[module] += 1
         mine, ref = ours[call["id"]], theirs[call["id"]]
         mine.pop("id"), ref.pop("id")

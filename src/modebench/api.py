@@ -7,6 +7,7 @@ import dataclasses
 import os
 import pathlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from modebench.api_types import (
@@ -51,6 +52,7 @@ __all__ = [
     "curves",
     "evaluate_file",
     "evaluate_suite",
+    "example_record",
     "explain_unscorable",
     "export_dataset",
     "generate_responses",
@@ -216,17 +218,24 @@ def evaluate_file(
     chosen = options if options is not None else EvaluationOptions()
     # The caller's run metadata is copied: the spec holds it for the whole run.
     chosen = dataclasses.replace(chosen, run=copy.deepcopy(chosen.run))
-    execution = Execution(
-        work_dir=work_dir,
-        resume=resume,
-        workers=workers,
-        progress=cast(ProgressCallback | None, progress),
-        backend=backend,
-        cluster_address=cluster_address,
-        shard=shard,
-    )
-    spec = RunSpec.build(input_path, output_path, chosen, execution)
-    return evaluation_receipt(spec, evaluate(spec), input_path)
+    # 0.4.0's replaceable evaluation hooks (a test's monkeypatch), honoured as its CLI did; None
+    # (the usual path, unchanged) unless a caller replaced one.
+    from modebench.streaming import call_time_grader  # noqa: PLC0415 - 0.4.0's module, loaded only by an evaluation: importing the API loads the core only
+
+    hooked = call_time_grader(backend, workers)
+    with hooked if hooked is not None else nullcontext():
+        execution = Execution(
+            work_dir=work_dir,
+            resume=resume,
+            workers=workers,
+            progress=cast(ProgressCallback | None, progress),
+            backend=backend,
+            cluster_address=cluster_address,
+            shard=shard,
+            grader=hooked,
+        )
+        spec = RunSpec.build(input_path, output_path, chosen, execution)
+        return evaluation_receipt(spec, evaluate(spec), input_path)
 
 
 def explain_unscorable(
@@ -445,9 +454,14 @@ def render_html(
     figures_dir: PathLike | None = None,
     labels: Mapping[str, str] | None = None,
     allow_unequal_draws: bool = False,
+    cells: Sequence[tuple[int, str]] | None = None,
+    domains: Sequence[str] | None = None,
+    levels: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """Write one self-contained HTML report of the runs to ``output`` (never overwritten); with
-    ``figures_dir``, also each figure as a standalone SVG and PDF file for a paper.
+    ``figures_dir``, also each figure as a standalone SVG and PDF file for a paper. ``cells``,
+    ``domains``, ``levels``: only those cells in the tables, curves, examples and comparisons (as
+    :func:`compare_runs`); each run's identity and status blocks stay whole.
 
     Each run is a receipt, a ``suite.json`` or a directory of receipts; ``labels`` maps a path as
     given to its label (else the ``label`` of the run metadata, else "run A (model id)"). One run:
@@ -460,7 +474,7 @@ def render_html(
     """
     from modebench.render.html import render_html as _render_html  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
     from modebench.stats import Bootstrap  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
-    from modebench.stats.sources import resolve_run  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
+    from modebench.stats.sources import Filters, resolve_run  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
     given = labels or {}
     resolved = [resolve_run(path, given.get(os.fspath(path))) for path in runs]
@@ -470,16 +484,29 @@ def render_html(
         Bootstrap(seed, resamples, level),
         figures_dir,
         allow_unequal_draws=allow_unequal_draws,
+        filters=Filters(cells, domains, levels),
     )
 
 
-def report_table(receipts: Sequence[PathLike], fmt: str = "text") -> tuple[str, bool]:
+def example_record(domain: str, level: int = 1) -> dict[str, Any]:
+    """One complete evaluate input record of ``domain``: a generated task with its whole reference
+    ``answer`` object and one response that verifies (the domain's first witness). An unknown
+    domain raises ``ValueError`` naming the valid ones."""
+    from modebench.domains._examples import example_record as _example_record  # noqa: PLC0415 - generators load on first call, so importing the API loads the core only
+
+    return _example_record(domain, level)
+
+
+def report_table(
+    receipts: Sequence[PathLike], fmt: str = "text", *, journal: PathLike | None = None
+) -> tuple[str, bool]:
     """The receipts' cell table as ``text`` (the classic report), ``json``, ``csv`` or ``markdown``;
     returns (text, whether every receipt completed). A suite summary (``suite.json``), given alone,
-    gives one table of all its verified receipts."""
+    gives one table of all its verified receipts. ``journal``: where one receipt's result journal
+    is now, if it was moved away from the receipt (still verified against the receipt's hash)."""
     from modebench.render.report_table import report_table as _report_table  # noqa: PLC0415 - deferred: a wing loads on its first call, so importing the API loads the core only
 
-    return _report_table(list(receipts), fmt)
+    return _report_table(list(receipts), fmt, journal)
 
 
 def ingest(
@@ -529,9 +556,11 @@ def trajectory(
     workers: int = 1,
     run: RunMetadata | None = None,
     run_file: PathLike | None = None,
+    id_field: str | None = None,
 ) -> StatsTable:
     """Per training step and cell: accuracy, pass@k, E[distinct@k], PCMD, effective modes and mode
-    retention against the first step (``docs/ingest.md``).
+    retention against the first step (``docs/ingest.md``). ``id_field``: the rollout sources' field
+    holding the modebench prompt id, as for :func:`ingest`.
 
     Each run is a receipt, a ``suite.json`` or a directory of receipts (``PATH``, step = its
     position, or ``STEP=PATH``) or a rollout source
@@ -555,7 +584,7 @@ def trajectory(
         run_file=run_file,
     )
     cache = grading_cache if grading_cache is not None else pathlib.Path("modebench-grading")
-    steps, counts = resolve_runs(runs, cache_dir=cache, options=options, workers=workers)
+    steps, counts = resolve_runs(runs, cache_dir=cache, options=options, workers=workers, id_field=id_field)
     table = trajectory_table(steps, k)
     return dataclasses.replace(table, meta={**table.meta, "grading": counts})
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-STATUSES: Final[tuple[str, ...]] = (
+#: Every status in contract order (for output: tables, counts); ``STATUSES`` is the set.
+STATUS_ORDER: Final[tuple[str, ...]] = (
     "correct",
     "incorrect",
     "malformed",
@@ -17,7 +18,9 @@ STATUSES: Final[tuple[str, ...]] = (
     "worker_failure",
     "resource_limit",
 )
-_KNOWN: Final[frozenset[str]] = frozenset(STATUSES)
+#: 0.4.0's value: a frozenset, so set operations work (``STATUSES - UNSCORABLE``).
+STATUSES: Final[frozenset[str]] = frozenset(STATUS_ORDER)
+_KNOWN: Final[frozenset[str]] = STATUSES
 UNSCORABLE: Final[frozenset[str]] = frozenset(
     {"timeout", "invalid_reference", "worker_failure", "resource_limit"}
 )
@@ -82,6 +85,7 @@ __all__ = [
     "PYTHON_DEADLINE_SECONDS",
     "RESOURCE_POLICY",
     "STATUSES",
+    "STATUS_ORDER",
     "UNSCORABLE",
     "VerifierExecutionError",
     "WORKER_MEMORY_BYTES",

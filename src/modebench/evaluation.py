@@ -15,8 +15,8 @@ from modebench.api_types import EvaluationOptions
 from modebench.data import open_frozen
 from modebench.engine.spec import check_options
 from modebench.identity import digest_json, software_identity
+from modebench.intake.preflight import RECORD_FIELDS as _RECORD_FIELDS
 from modebench.intake.preflight import (
-    RECORD_FIELDS,
     REFERENCE_CACHE,
     Binding,
     BoundRecord,
@@ -32,6 +32,9 @@ from modebench.receipt.schema import V3 as V3_SCHEMA
 from modebench.receipt.tallies import StatusTally, evaluation_block, tally_result, tally_results, v4_cells
 from modebench.receipt.writer import prompt_result, with_plugins
 from modebench.validation import InputError
+
+#: 0.4.0's value: the set of fields an input record may carry.
+RECORD_FIELDS: set[str] = set(_RECORD_FIELDS)
 
 Grader = Callable[[Mapping[str, Any]], list[dict[str, Any]]]
 
@@ -55,8 +58,40 @@ def _reference_hook(level: int, domain: str, answer: Any) -> dict[str, Any]:
     return validate_reference(level, domain, answer)  # the module global, looked up per call
 
 
-def receipt_header(software: dict[str, Any], preflight: Preflight) -> dict[str, Any]:
+def _run_header(software: dict[str, Any], preflight: Preflight) -> dict[str, Any]:
+    """The software, run and dataset blocks of a receipt, from our one preflight."""
     return {"software": software, **preflight.run_block(), "dataset": preflight.dataset_block()}
+
+
+def receipt_header(
+    *,
+    records_hash: Any,
+    run: Any,
+    dataset: Any,
+    threshold: Any,
+    status_counts: Mapping[str, int],
+    created_at: Any = None,
+    software: Any = None,
+) -> dict[str, Any]:
+    """0.4.0's header of a v3 receipt: schema, time, input digest, software, run, dataset and the
+    ``evaluation`` block (``failed`` when any status is unscorable), from the parts given.
+
+    As in 0.4.0, an empty ``run`` counts as not reported, ``created_at`` defaults to now (UTC)
+    and ``software`` to this installation's identity.
+    """
+    counts = dict(status_counts)
+    healthy = not any(counts.get(status, 0) for status in UNSCORABLE)
+    return {
+        "schema": V3_SCHEMA,
+        "created_at": created_at or now_iso(),
+        "records_sha256": records_hash,
+        "software": software or software_identity(),
+        "run": run,
+        "generation_metadata_status": "user_declared" if run else "unreported",
+        "run_sha256": digest_json(run) if run else None,
+        "dataset": dataset,
+        "evaluation": evaluation_block("completed" if healthy else "failed", counts, threshold),
+    }
 
 
 def evaluate(
@@ -123,7 +158,7 @@ def assemble_v3(
         "schema": V3_SCHEMA,
         "created_at": now_iso(),
         "records_sha256": digest_json(list(records)),
-        **receipt_header(with_plugins(software_identity(), (item["domain"] for item in bound)), preflight),
+        **_run_header(with_plugins(software_identity(), (item["domain"] for item in bound)), preflight),
         "evaluation": tally.block(threshold),
         "cells": cells,
     }

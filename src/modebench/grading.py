@@ -23,6 +23,12 @@ from modebench.compat.grading import (
     validated_modebench_exploration_identity,
     validated_modebench_outcome_key,
 )
+
+# 0.4.0's private helpers: Re:Max's ``legacy_modebench`` imports them from here.
+from modebench.compat.legacy import _canonical_countdown_expression_key as _canonical_countdown_expression_key
+from modebench.compat.legacy import _extract_modebench_candidate as _extract_modebench_candidate
+from modebench.compat.legacy import _graph_coloring_from_candidate as _graph_coloring_from_candidate
+from modebench.compat.legacy import _verify_graph_coloring_colors as _verify_graph_coloring_colors
 from modebench.compat.routes import python_factor_route_signature
 from modebench.domains.mathir.verifier import validate_mathir_action_menu, validate_mathir_algebra
 from modebench.domains.pantry_plan.verifier import validate_pantry_plan

@@ -24,8 +24,13 @@ from modebench.receipt.reader import (
     recorded_plugins,
     sequenced,
 )
-from modebench.receipt.schema import MAX_RECEIPT_BYTES, MAX_RESULT_LINE_BYTES, RESULT_FORMAT, SCHEMAS, V3, V4
+from modebench.receipt.schema import MAX_RECEIPT_BYTES, MAX_RESULT_LINE_BYTES, RESULT_FORMAT, V3, V4
+from modebench.receipt.schema import SCHEMAS as _SCHEMAS
 from modebench.receipt.text import FAILED_HEADLINE, FOOTER, summarize
+
+#: 0.4.0's value: a set of the receipt schemas a report reads (ours keeps them in order in
+#: ``receipt.schema.SCHEMAS``).
+SCHEMAS: set[str] = set(_SCHEMAS)
 
 __all__ = [
     "FAILED_HEADLINE",

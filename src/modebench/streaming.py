@@ -14,7 +14,10 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from modebench import metrics
-from modebench.api_types import EvaluationOptions
+from modebench.api_types import (
+    EvaluationOptions,
+    Progress,  # 0.4.0's name here: the progress event (a TypedDict)
+)
 from modebench.backends import Grader, make_grader, unprepared
 from modebench.engine import pipeline
 from modebench.engine.checkpoint import graded_rows
@@ -22,7 +25,7 @@ from modebench.engine.grading import COMMIT_PROMPTS, COMMIT_SECONDS
 from modebench.engine.ledger import checkpoint
 from modebench.engine.preflight import PLUGINS_KEY, PREFLIGHT_KEYS
 from modebench.engine.spec import Execution, RunSpec, work_directory
-from modebench.engine.spec import ProgressCallback as Progress
+from modebench.engine.spec import ProgressCallback as _ProgressCallback
 from modebench.failures import policy
 from modebench.identity import canonical, file_sha256, software_identity
 from modebench.intake.ids import PromptIds
@@ -93,7 +96,7 @@ def evaluate_file(
     registry: Any = None,
     work_dir: str | os.PathLike[str] | None = None,
     resume: bool = False,
-    progress: Progress | None = None,
+    progress: _ProgressCallback | None = None,
     workers: int = 1,
     keep_checkpoint: bool = False,
     backend: str = "local",
@@ -126,11 +129,11 @@ def evaluate_file(
         ids=prompt_ids,  # type: ignore[arg-type]  # a parsed list is accepted as well as a path
         unscorable=unscorable,
     )
-    hooks = evaluation.replaced_hooks() if grader is None and backend == "local" else frozenset()
-    if hooks:
+    hooked_grader = call_time_grader(backend, workers) if grader is None else None
+    if hooked_grader is not None:
         # A caller replaced one of evaluation's call-time hooks (0.4.0's monkeypatch points):
         # grade through them, as 0.4.0's evaluate_file did. Never taken otherwise.
-        with _CallTimeHooks(make_grader(backend, workers), grading=workers == 1) as hooked:
+        with hooked_grader as hooked:
             return evaluate_file(
                 input_path, output_path, min_defined_prompts=min_defined_prompts, run=run,
                 data_root=data_root, config=config, split=split, allow_partial=allow_partial,
@@ -153,6 +156,14 @@ def evaluate_file(
     if spooled:
         spec = dataclasses.replace(spec, spooled=True)
     return dict(pipeline.run(spec, software=software_identity()))
+
+
+def call_time_grader(backend: str, workers: int) -> Grader | None:
+    """A grader through evaluation's call-time hooks when a caller replaced one of them (local
+    back end only), else None: the usual path is then unchanged. Enter it before use."""
+    if backend != "local" or not evaluation.replaced_hooks():
+        return None
+    return _CallTimeHooks(make_grader(backend, workers), grading=workers == 1)
 
 
 class _CallTimeHooks:

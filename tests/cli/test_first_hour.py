@@ -109,3 +109,96 @@ def test_power_says_items() -> None:
     assert render({**result, "responses": 6264, "draws_per_prompt": 8}) == (
         "items needed: 783 items (6264 responses at 8 draws per item)"
     )
+
+
+COUNTDOWN = {"verifier": "countdown", "numbers": [3, 6, 9], "target": 18}
+
+
+def _receipt(tmp_path: Path) -> Path:
+    import json
+
+    source = tmp_path / "in.jsonl"
+    record = {
+        "id": "a",
+        "level": 1,
+        "domain": "countdown",
+        "answer": COUNTDOWN,
+        "responses": ["\\boxed{3+6+9}"],
+    }
+    source.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    out = tmp_path / "run" / "out.json"
+    out.parent.mkdir()
+    assert main(["evaluate", str(source), "--output", str(out), "--min-defined-prompts", "1",
+                 "--progress-every", "0"]) == 0  # fmt: skip
+    return out
+
+
+def test_report_reads_a_moved_journal_named_with_journal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _receipt(tmp_path)
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    expected = capsys.readouterr().out
+    moved = tmp_path / "receipt-only.json"
+    out.replace(moved)  # the receipt copied on its own; its journal stayed behind
+    journal = next((tmp_path / "run").rglob("results.jsonl"))
+    with pytest.raises(SystemExit) as caught:
+        main(["report", str(moved)])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert "No such file or directory" in err and "--journal PATH" in err.splitlines()[-1]
+    assert main(["report", str(moved), "--journal", str(journal)]) == 0
+    assert capsys.readouterr().out == expected  # the same report, byte for byte
+    other = tmp_path / "other.jsonl"
+    other.write_text(journal.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as caught:
+        main(["report", str(moved), "--journal", str(other)])
+    assert caught.value.code == 2
+    assert "detailed-result journal hash mismatch" in capsys.readouterr().err
+
+
+def test_datasets_example_prints_a_record_that_evaluates_correct(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``modebench datasets example DOMAIN``: a whole answer object per domain, ready to evaluate."""
+    import json
+
+    from modebench.evaluation import evaluate
+
+    records = []
+    for domain in ("countdown", "graph_coloring", "python_factors", "mathir", "pantry_plan"):
+        for level in (1, 3):
+            assert main(["datasets", "example", domain, "--level", str(level)]) == 0
+            [line] = capsys.readouterr().out.splitlines()
+            records.append(json.loads(line))
+    assert {(r["domain"], r["level"]) for r in records} == {
+        (d, lv)
+        for d in ("countdown", "graph_coloring", "python_factors", "mathir", "pantry_plan")
+        for lv in (1, 3)
+    }
+    assert all(isinstance(r["answer"], dict) and r["answer"]["verifier"] for r in records)
+    result = evaluate(records, min_defined_prompts=1)
+    assert result["evaluation"]["status_counts"] == {"correct": len(records)}
+
+
+def test_an_unknown_domain_keeps_0_4_0_s_line_and_lists_the_valid_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    source = tmp_path / "in.jsonl"
+    source.write_text(
+        json.dumps({"id": 1, "level": 1, "domain": "sudoku", "answer": {}, "responses": ["x"]}) + "\n"
+    )
+    with pytest.raises(SystemExit):
+        main(["evaluate", str(source), "--output", str(tmp_path / "o.json"), "--progress-every", "0"])
+    first, hint = capsys.readouterr().err.splitlines()
+    assert first == "modebench: error: line 1, prompt '1': unsupported ModeBench domain: sudoku"
+    assert hint == (
+        'modebench: hint: domain: found "sudoku", expected "graph_coloring", "countdown", "python_factors", '
+        '"mathir" or "pantry_plan"'
+    )
+    with pytest.raises(SystemExit):
+        main(["datasets", "example", "sudoku"])
+    assert 'expected "graph_coloring"' in capsys.readouterr().err

@@ -119,7 +119,7 @@ def test_count_as_incorrect_is_opt_in_and_recorded(
     assert payload["cells"][0]["accuracy"] == pytest.approx(0.5)
     assert main(["report", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "Unscorable policy count-as-incorrect: 1 unscorable responses were scored as incorrect" in text
+    assert "Unscorable policy count-as-incorrect: 1 unscorable response was scored as incorrect" in text
 
 
 def test_a_receipt_cannot_drop_its_policy(tmp_path: Path) -> None:
@@ -197,7 +197,8 @@ def test_report_without_the_journal_says_where_it_should_be(
     assert lines[0].startswith("modebench: error: [Errno 2] No such file or directory")  # 0.4.0's error
     assert lines[1] == (
         "modebench: hint: the receipt names its result journal 'out.json.work/results.jsonl' relative to "
-        "its own directory; it holds every attempt's status and detail, so keep or copy it beside the receipt"
+        "its own directory; it holds every attempt's status and detail, so keep or copy it beside the receipt; "
+        "or give where it is now with --journal PATH"
     )
 
 

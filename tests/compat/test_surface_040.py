@@ -46,9 +46,10 @@ NAMES = [
 
 #: Names whose 0.4.0 form only made sense for 0.4.0's internals; each differs on purpose and is
 #: described in docs/compatibility.md. Strict: the test fails once one of them becomes compatible.
-KNOWN_DIFFERENCES = {
-    "modebench.evaluation.receipt_header": "builds the receipt header from our Preflight (receipt v3 layout is equal)",
-    "modebench.streaming.Progress": "the progress-callback type here; the event TypedDict is api_types.Progress",
+KNOWN_DIFFERENCES: dict[str, str] = {}
+#: 0.4.0 re-exports that are deliberately not the same object here (docs/compatibility.md).
+NOT_THE_SAME_OBJECT = {
+    "modebench.evaluation.grade_response": "looks verifier.grade_response up at call time, so either hook can be replaced",
 }
 
 
@@ -134,6 +135,10 @@ def signature_problems(ours: inspect.Signature, reference: str) -> list[str]:
     reference_positional = [n for n in reference_positional if n in mine]
     if positional[: len(reference_positional)] != reference_positional:
         problems.append(f"positional order {positional}, 0.4.0 {reference_positional}")
+    kinds = {name: kind for name, kind, _ in _reference_parameters(reference)}
+    for name, kind in kinds.items():  # the same kinds exactly: keyword-only stays keyword-only
+        if name in mine and kind not in ("VAR_POSITIONAL", "VAR_KEYWORD") and mine[name].kind.name != kind:
+            problems.append(f"{name} is {mine[name].kind.name}, 0.4.0 has {kind}")
     for parameter in mine.values():
         extra = parameter.name not in reference_names
         if extra and parameter.kind.name not in ("VAR_POSITIONAL", "VAR_KEYWORD"):
@@ -174,6 +179,8 @@ def _literal(text: str) -> Any:
 
 def constant_problem(value: Any, info: dict[str, Any]) -> str | None:
     shown: str = info["value"]
+    if info["type"] not in ("_Feature",) and type(value).__name__ != info["type"]:
+        return f"{type(value).__name__} where 0.4.0 has {info['type']}"
     if info["type"] == "_Feature":
         return None if value is __future__.annotations else f"{value!r} is not __future__.annotations"
     mine = _normal(repr(value))
@@ -186,8 +193,9 @@ def constant_problem(value: Any, info: dict[str, Any]) -> str | None:
     if "<function" in shown:
         return None if mine == _ADDRESS.sub("", shown) else f"{mine!r} != {shown!r}"
     expected = _literal(shown)
+    if type(value).__name__ != info["type"]:  # a tuple is no frozenset: set operations break
+        return f"{type(value).__name__} where 0.4.0 has {info['type']}"
     if info["type"] in ("frozenset", "set"):
-        # Membership is the meaning; our tuples keep an order callers may also rely on.
         return None if set(value) == set(expected) else f"{sorted(value)} != {sorted(expected)}"
     return None if value == expected and type(value) is type(expected) else f"{value!r} != {expected!r}"
 
@@ -208,6 +216,13 @@ def test_every_public_name_is_compatible(module: str, name: str, info: dict[str,
     assert hasattr(found, name), f"{module}.{name} is missing"
     value = getattr(found, name)
     kind = info["kind"]
+    home = info.get("defined_in")
+    if kind in ("class", "function") and home in FACTS["modules"] and home != module:
+        # A re-export in 0.4.0 is the very object of its home module here too (a class is not
+        # replaced by a look-alike alias of another type).
+        original = getattr(importlib.import_module(home), name, None)
+        if f"{module}.{name}" not in NOT_THE_SAME_OBJECT:
+            assert original is None or value is original, f"{module}.{name} is not {home}.{name}"
     if kind == "module":
         assert isinstance(value, types.ModuleType)
     elif kind == "class":
@@ -336,3 +351,28 @@ def test_package_version_is_ours_and_contracts_are_0_4_0s() -> None:
 
     assert modebench.__version__ == "0.5.0"
     assert contracts.BENCHMARK_CONTRACT == "modebench-verifiers-v1"
+
+
+def test_the_checks_catch_a_tuple_for_a_frozenset_and_a_looser_signature() -> None:
+    """What these checks were too lenient to see before: value types and parameter kinds."""
+    _need_spec()
+    public = FACTS["modules"]["modebench.diagnostics"]["public"]
+    members = _literal(public["STATUSES"]["value"])
+    assert constant_problem(tuple(sorted(members)), public["STATUSES"]) == "tuple where 0.4.0 has frozenset"
+    assert constant_problem(frozenset(members), public["STATUSES"]) is None
+    header = FACTS["modules"]["modebench.evaluation"]["public"]["receipt_header"]["signature"]
+
+    def ours_before(software: Any, preflight: Any) -> None: ...
+
+    def positional(records_hash: Any, run: Any, dataset: Any, threshold: Any, status_counts: Any,
+                   created_at: Any = None, software: Any = None) -> None: ...  # fmt: skip
+
+    assert signature_problems(inspect.signature(ours_before), header)
+    assert signature_problems(inspect.signature(positional), header)  # 0.4.0's are keyword-only
+
+
+def test_streaming_progress_is_0_4_0_s_typed_dict() -> None:
+    from modebench import api_types, streaming
+
+    assert streaming.Progress is api_types.Progress
+    assert streaming.Progress.__required_keys__ == frozenset({"phase", "completed_prompts", "total_prompts"})

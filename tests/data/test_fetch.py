@@ -328,3 +328,32 @@ def test_temporary_files_of_killed_fetches_are_swept(server: Server, tmp_path: P
         os.utime(path, (old, old))
     assert run(capsys, *fetch_args(pub.registry_url, pub.config, cache))[0] == 0
     assert [path.exists() for path in stale] == [False, False] and fresh.exists()
+
+
+@pytest.mark.parametrize(
+    ("error", "message"),
+    [
+        (TimeoutError("timed out"), "dataset download failed: timed out"),
+        (
+            ConnectionResetError(104, "Connection reset by peer"),
+            "dataset download failed: [Errno 104] Connection reset by peer",
+        ),
+    ],
+    ids=["server-timeout", "reset"],
+)
+def test_network_errors_are_0_4_0_s_input_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: OSError, message: str
+) -> None:
+    """A network failure of ``fetch`` is 0.4.0's ``InputError`` with 0.4.0's message; a timeout that
+    is not our own overall deadline (a server's, or a replaced ``urlopen``'s) fails the download."""
+    from modebench.validation import InputError
+
+    def unreachable(url: str, timeout: float = 0) -> object:
+        raise error
+
+    monkeypatch.setattr(dataset_cache, "urlopen", unreachable)
+    with pytest.raises(InputError) as caught:
+        dataset_cache.fetch("level1_countdown", cache_dir=tmp_path / "c")
+    assert type(caught.value) is InputError
+    assert str(caught.value) == f"{message}; retry fetch or use a verified offline cache"
+    assert caught.value.hint is not None and caught.value.hint.startswith("tried ")

@@ -88,9 +88,12 @@ def test_packaged_registry_without_network_names_url_and_bundled(
     assert lines[1] == f"  tried {DATA_ORIGIN}data/level1/countdown/eval.parquet"
     assert lines[2].endswith("--registry bundled")
     assert cache_files(tmp_path / "c") == []
-    # the library says the same in its own words
-    with pytest.raises(InputError, match="use the registry 'bundled'"):
+    # the library raises 0.4.0's InputError with 0.4.0's message, and says the rest in its hint
+    with pytest.raises(InputError) as caught:
         dataset_cache.fetch("level1_countdown", cache_dir=tmp_path / "c")
+    assert type(caught.value) is InputError
+    assert str(caught.value) == lines[0].removeprefix("modebench: error: ")
+    assert caught.value.hint is not None and caught.value.hint.endswith("use the registry 'bundled'")
 
 
 def test_packaged_registry_offline_miss_suggests_bundled(tmp_path: Path, capsys: Any) -> None:

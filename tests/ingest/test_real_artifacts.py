@@ -6,6 +6,7 @@ fixtures under ``tests/ingest/fixtures/`` are their output. ``docs/ingest.md`` d
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -450,3 +451,34 @@ def test_inspect_ingest_equals_inspects_own_reader(
     assert {r["id"]: r["responses"] for r in read_jsonl(out)} == {
         ident: [text for _, text in sorted(epochs)] for ident, epochs in expected.items()
     }
+
+
+def test_inspect_sample_without_output_is_an_empty_draw(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sample with no ``output`` (as in Inspect's own test log
+    ``tests/log/test_eval_log/log_tool_call_error.json``, a tool-call error sample): Inspect reads
+    the log, its ``EvalSample.output`` defaulting to an empty ``ModelOutput`` (completion ``""``);
+    so does ingest, and the summary says which draw had no output. The log is one Inspect wrote
+    (the committed oldest-Inspect ``mockllm.json``) with that one field taken out."""
+    log = json.loads((INSPECT_OLD / "mockllm.json").read_text(encoding="utf-8"))
+    first = log["samples"][0]
+    del first["output"]
+    path = tmp_path / "tool_call_error.json"
+    path.write_text(json.dumps(log), encoding="utf-8")
+    if importlib.util.find_spec("inspect_ai") is not None:  # Inspect itself is the oracle when present
+        from inspect_ai.log import read_eval_log
+
+        read = read_eval_log(str(path))
+        assert read.samples is not None and read.samples[0].output.completion == ""
+    out = tmp_path / "o.jsonl"
+    summary, _ = _ingest(capsys, "inspect", str(path), "--output", str(out), *REGISTRY)
+    assert summary["draws_without_output"] == [{"location": f"{path}: sample 1"}]
+    responses = {r["id"]: r["responses"] for r in read_jsonl(out)}
+    assert sum(responses.values(), []).count("") == 1
+    assert summary["responses"] == len(log["samples"])  # every draw kept, the empty one too
+    from modebench.api import Task, grade
+
+    answer = {"verifier": "countdown", "numbers": [2, 9, 11], "target": 1}
+    task = Task(id="t", level=1, domain="countdown", problem="", answer=answer)
+    assert grade(task, "")["status"] == "malformed"  # how evaluate grades the empty draw

@@ -133,3 +133,29 @@ def test_verl_rollouts_are_graded_once_per_step(tmp_path: Path, requests: list[d
     second = trajectory([f"verl:{rollouts}"], **options)
     assert second.meta["grading"] == {"graded": 1, "cached": 2, "unmatched": 0}
     assert [r for r in second.rows if r["step"] < 3] == list(first.rows)
+
+
+def test_trajectory_id_field_names_the_prompts_of_rollouts(
+    tmp_path: Path, requests: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``trajectory verl:DIR --id-field prompt_id``: rollouts whose prompts are not rendered like the
+    registered ones are matched by the id a line carries, as ``ingest --id-field`` matches them."""
+    rollouts = tmp_path / "rollouts"
+    rollouts.mkdir()
+    for step in (1, 2):
+        lines = [{"input": f"prompt number {i}", "output": f"\\boxed{{{step}}}", "score": 0, "prompt_id": requests[i]["id"]}
+                 for i in range(2) for _ in range(2)]  # fmt: skip
+        (rollouts / f"{step}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"model": {"id": "policy", "revision": "rl"}, "generation": {"draws_per_prompt": 2},
+                               "prompt_condition": "registered_hints_v1"}))  # fmt: skip
+    argv = ["trajectory", f"verl:{rollouts}", "--registry", "bundled", "--config", "level1_countdown",
+            "--grading-cache", str(tmp_path / "cache"), "--run", str(run), "--format", "json"]  # fmt: skip
+    with pytest.raises(SystemExit) as caught:  # without it nothing matches: the error says so
+        main(argv)
+    assert caught.value.code == 2
+    capsys.readouterr()
+    assert main([*argv, "--id-field", "prompt_id"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["grading"] == {"graded": 2, "cached": 0, "unmatched": 0}
+    assert {r["prompts"] for r in document["rows"] if r["metric"] == "accuracy"} == {2}

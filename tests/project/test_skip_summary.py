@@ -37,3 +37,21 @@ def test_a_run_with_nothing_skipped_adds_no_section() -> None:
     assert skip_summary([]) == []
     only_other = skip_summary([_skipped("needs SIGALRM")])
     assert [title for title, _ in only_other] == ["Other skipped tests"]
+
+
+def test_a_hanging_test_fails_naming_itself(tmp_path: object, pytestconfig: pytest.Config) -> None:
+    """pytest-timeout is on for every run (``timeout`` in pyproject, generous); a test that hangs
+    fails with its own name instead of stalling the run (here with a 2 s limit)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    assert int(pytestconfig.getini("timeout")) >= 600  # the project's limit, from pyproject.toml
+    test = Path(str(tmp_path)) / "test_hangs.py"
+    test.write_text("import time\n\ndef test_stuck():\n    time.sleep(60)\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--timeout", "2", str(test)],
+        capture_output=True, text=True, timeout=120, cwd=str(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "Timeout" in done.stdout and "test_stuck" in done.stdout

@@ -301,3 +301,44 @@ def test_pdf_is_the_figure(runs: dict[str, Path], tmp_path: Path) -> None:
         shown = _pdf_text(data).replace(" ", "")
         labels = [html.unescape(t) for t in re.findall(r"<text\b[^>]*>([^<]+)</text>", text)]
         assert labels and all(label.replace(" ", "") in shown for label in labels), (svg.name, labels[:5])
+
+
+@pytest.mark.parametrize(
+    ("flags", "kept"),
+    [
+        (["--domains", "countdown"], {("1", "countdown"), ("2", "countdown"), ("None", "None")}),
+        (["--levels", "2"], {("2", "countdown")}),
+        (["--cells", "1:graph_coloring"], {("1", "graph_coloring")}),
+    ],
+)
+def test_report_html_selects_cells_as_compare_does(
+    runs: dict[str, Path], tmp_path: Path, flags: list[str], kept: set[tuple[str, str]]
+) -> None:
+    """``report A B --html --cells/--domains/--levels``: the page's differences are exactly
+    ``compare A B`` with the same selection (its per-domain and all-cells rows pooled over the
+    selected cells only), and its Holm family is that selection's."""
+    a, b = str(runs["A"]), str(runs["B"])
+    output = tmp_path / "selected.html"
+    assert main(["report", a, b, "--html", str(output), "--resamples", "20", *flags]) == 0
+    text = output.read_text(encoding="utf-8")
+    shown = _differences(text)
+    selection = {"--domains": "domains", "--levels": "levels", "--cells": "cells"}[flags[0]]
+    value: Any = {"domains": ["countdown"], "levels": [2], "cells": [(1, "graph_coloring")]}[selection]
+    table = api.compare_runs([a, b], resamples=20, **{selection: value})
+    expected = _expected(table)
+    assert {key[:2] for key in shown} == kept
+    assert all(shown[key] == pytest.approx(expected[key], abs=1e-15) for key in shown)
+    holm_shown = sorted(json.loads(html.unescape(v)) for v in re.findall(r'data-p-holm="([^"]*)"', text))
+    assert holm_shown == pytest.approx(sorted(r["p_holm"] for r in table.rows if r["p_holm"] is not None))
+
+
+def test_report_selection_flags_need_html_and_a_selected_cell(
+    runs: dict[str, Path], tmp_path: Path, capsys: Any
+) -> None:
+    a, b = str(runs["A"]), str(runs["B"])
+    with pytest.raises(SystemExit) as refused:
+        main(["report", str(next(runs["A"].glob("*.json"))), "--domains", "countdown"])
+    assert refused.value.code == 2 and "--domains applies to --html only" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        main(["report", a, b, "--html", str(tmp_path / "none.html"), "--domains", "mathir"])
+    assert refused.value.code == 2 and f"{a} has no cell among the selected cells" in capsys.readouterr().err

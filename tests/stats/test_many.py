@@ -197,3 +197,63 @@ def test_three_runs_against_a_named_baseline_with_holm(
     with pytest.raises(SystemExit):
         main(["compare", *paths, "--baseline", "nobody"])
     assert "names no run" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "latex", "csv"])
+def test_compare_tables_name_the_labelled_runs(
+    suites: dict[str, Path], capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    """``compare A B --label base=A --label rl=B``: the value columns say which run is which."""
+    a, b = str(suites["A"]), str(suites["B"])
+    argv = [
+        "compare",
+        a,
+        b,
+        "--label",
+        f"base={a}",
+        "--label",
+        f"rl={b}",
+        "--format",
+        fmt,
+        "--resamples",
+        "20",
+    ]
+    assert main(argv) == 0
+    table = capsys.readouterr().out.strip().splitlines()
+    if fmt == "csv":  # the schema's column names stay; every row names its runs
+        assert table[0].split(",")[:2] == ["run_a", "run_b"] and "a" in table[0].split(",")
+        assert all(line.startswith("base,rl,") for line in table[1:])
+        return
+    header = next(line for line in table if "estimate" in line)
+    cells = [
+        c.strip() for c in header.replace("&", "|").replace("\\\\", "").split("|" if fmt != "text" else None)
+    ]
+    cells = [c for c in cells if c]
+    assert cells[cells.index("estimate") - 2 : cells.index("estimate")] == ["base", "rl"]
+    assert "a" not in cells and "b" not in cells
+
+
+def _sign_flip_p(differences: list[float], lower: bool) -> float:
+    """The sign-flip test by enumerating all 2^n assignments (the definition, for small n)."""
+    import itertools
+
+    observed = sum(differences) / len(differences)
+    hits = 0
+    for signs in itertools.product((1, -1), repeat=len(differences)):
+        mean = sum(s * d for s, d in zip(signs, differences)) / len(differences)
+        hits += (mean <= observed + 1e-12) if lower else (abs(mean) >= abs(observed) - 1e-12)
+    return hits / 2 ** len(differences)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("difference", [-0.25, 0.5])
+def test_a_zero_error_difference_gets_the_exact_sign_flip_p(n: int, difference: float) -> None:
+    """Too few prompts for the normal test (every prompt differs by the same amount): the exact
+    paired permutation test answers, equal to enumerating every sign assignment."""
+    from modebench.stats.comparison import _wald_p, exact_sign_p
+
+    for lower in (False, True):
+        expected = _sign_flip_p([difference] * n, lower)
+        assert exact_sign_p(difference, n, lower=lower) == pytest.approx(expected)
+        assert _wald_p(difference, 0.0, n, lower=lower) == pytest.approx(expected)
+    assert _wald_p(0.0, 0.0, n) == 1.0 and exact_sign_p(difference, 0) is None

@@ -32,7 +32,8 @@ def test_retention_rows_carry_the_baseline_and_intervals(receipts: dict[str, Pat
     assert baseline["estimate"] == first[("retention_baseline", 2)]["estimate"]
     gap = later[("retention_vs_baseline", 2)]
     assert gap["estimate"] == pytest.approx(later[("retention_share", 2)]["estimate"] - baseline["estimate"])
-    assert gap["prompts"] == 1 and gap["p_value"] is None  # one prompt per cell: no error, no test
+    # one prompt per cell: no normal test; the exact sign-flip test of one prompt (one-sided "below zero")
+    assert gap["prompts"] == 1 and gap["p_value"] == (0.5 if gap["estimate"] < 0 else 1.0)
     # every estimate of the stats rows has its bootstrap band
     assert all(r["ci_low"] is not None for r in table.rows if r["metric"] == "accuracy")
     assert all(r["reportable"] is not None for r in table.rows if r["metric"] == "pcmd")

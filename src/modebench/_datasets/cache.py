@@ -25,7 +25,7 @@ from modebench._datasets.transfer import transfer
 from modebench.identity import bounded_file_sha256
 from modebench.publish import atomic_output
 from modebench.registries import Registry
-from modebench.validation import InputError, OptionError
+from modebench.validation import InputError, OptionError, with_hint
 
 __all__ = ["cache_data_root", "fetch"]
 
@@ -77,17 +77,18 @@ def _write_atomic(path: Path, data: bytes) -> None:
 BUNDLED_HINT = "no network? the release bundled with the package needs none: use the registry 'bundled'"
 
 
-def _unreachable(error: InputError, url: str, packaged: bool) -> OptionError:
-    """A failed transfer, naming the URL tried (and, for the packaged registry, the offline release)."""
-    lines = [str(error), f"  tried {url}"]
-    if packaged:
-        lines.append(f"  {BUNDLED_HINT}")
-    return OptionError(
-        "download_failed_packaged" if packaged else "download_failed",
-        "\n".join(lines),
-        error=str(error),
-        url=url,
+def _unreachable(error: InputError, url: str, packaged: bool) -> InputError:
+    """A failed transfer as 0.4.0 raised it: an ``InputError`` with the transfer's own line.
+
+    What was tried (and, for the packaged registry, the offline release) is its ``hint``; ``code``
+    and ``details`` let the CLI say the same with its flag names (``cli._common.FLAG_MESSAGES``).
+    """
+    failure = with_hint(
+        InputError(str(error)), "\n".join([f"tried {url}", *([BUNDLED_HINT] if packaged else [])])
     )
+    failure.code = "download_failed_packaged" if packaged else "download_failed"  # type: ignore[attr-defined]
+    failure.details = {"error": str(error), "url": url}  # type: ignore[attr-defined]
+    return failure
 
 
 def _download(url: str, target: Path, record: dict[str, Any], label: str, packaged: bool = False) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from modebench._datasets.parquet import Loaded, PathLike, load, prompt_id, task_identity
 from modebench._datasets.sources import RegistryLike
+from modebench._words import counted
 from modebench.contracts import normalize_domain, normalize_level
 from modebench.prompts import DEFAULT_CONDITION
 from modebench.registries import SCHEMA
@@ -43,7 +44,7 @@ class FrozenSplit:
             raise InputError(f"unknown frozen prompt ID: {rid}")
         if self.limit is not None and index >= self.limit:
             raise InputError(
-                f"not among the first {self.limit} prompts of the split (limit {self.limit}); "
+                f"not among the first {counted(self.limit, 'prompt')} of the split (limit {self.limit}); "
                 "keep only those records"
             )
         if "answer" in record:
@@ -82,7 +83,7 @@ class FrozenSplit:
             missing = len(preflight.prompt_ids) - len(preflight.supplied_ids)
         elif missing and self.limit is not None and not self.allow_partial:
             raise InputError(
-                f"incomplete limited selection: missing {missing} of the first {expected} prompts; "
+                f"incomplete limited selection: missing {missing} of the first {counted(expected, 'prompt')}; "
                 "explicitly allow_partial to evaluate a subset"
             )
         if missing and not self.allow_partial:

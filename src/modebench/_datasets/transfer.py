@@ -123,9 +123,11 @@ def transfer(url: str, sink: Callable[[bytes], None], what: str, hint: str = "")
                 raise http.client.IncompleteRead(b"", missing)
     except InputError:
         raise
-    except TimeoutError:
-        raise InputError(f"{what} deadline exceeded") from None
     except (OSError, http.client.HTTPException, ValueError) as exc:
+        # A timeout of our own deadline-bounded socket ends at the overall deadline; any other one
+        # (a server's, or a replaced ``urlopen``'s) fails the transfer as 0.4.0 said it.
+        if isinstance(exc, TimeoutError) and time.monotonic() >= deadline - 0.05:
+            raise InputError(f"{what} deadline exceeded") from None
         if time.monotonic() >= deadline:
             raise InputError(f"{what} deadline exceeded") from None
         raise InputError(f"{what} failed: {exc}{hint}") from None

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from modebench._words import counted
 from modebench.diagnostics import VerifierExecutionError
 from modebench.guard import bounded_lines, open_regular, read_capped, sibling_journal
 from modebench.identity import file_sha256
@@ -86,7 +87,9 @@ def _journal_lines(
             position += 1
             yield seq, line, where, entry
     if position != records:
-        raise InputError(f"{source}: shard journal holds {position} prompts, its receipt says {records}")
+        raise InputError(
+            f"{source}: shard journal holds {counted(position, 'prompt')}, its receipt says {records}"
+        )
 
 
 def _check_family(shards: list[tuple[Path, dict[str, Any]]]) -> tuple[int, int]:

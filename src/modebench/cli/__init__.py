@@ -27,7 +27,7 @@ from modebench.cli import (
     trajectory,
     walkthrough,
 )
-from modebench.cli._common import Handler, HelpFormatter, error_message
+from modebench.cli._common import Handler, HelpFormatter, error_message, flag_worded
 from modebench.evaluation import evaluate
 from modebench.validation import InputError, loads
 
@@ -127,6 +127,19 @@ def _closed_pipe() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit code.
+
+    Called without ``argv`` (the console entry point, and 0.4.0's ``main()``, which read
+    ``sys.argv``), a non-zero code is raised as ``SystemExit(code)``, as 0.4.0 did; with
+    ``argv`` it is returned.
+    """
+    code = _main(argv)
+    if argv is None and code:
+        raise SystemExit(code)
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler
@@ -139,7 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _closed_pipe()
     except (ValueError, OSError) as exc:
         hint = getattr(exc, "hint", None)
-        if isinstance(hint, str):  # said on its own line: the message itself stays the contract's
+        if (
+            isinstance(hint, str) and not flag_worded(exc)
+        ):  # a worded error says its hint itself  # said on its own line: the message itself stays the contract's
             _fail(parser, f"{error_message(exc)}\n{parser.prog}: hint: {hint}")
         _fail(parser, error_message(exc))
     except (KeyboardInterrupt, Terminated) as exc:

@@ -12,8 +12,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from modebench.validation import OptionError
-
 __all__ = [
     "CONFIGS_HELP",
     "EXIT_FAILED",
@@ -60,14 +58,22 @@ FLAG_MESSAGES = {
 }
 
 
+def flag_worded(error: Exception) -> bool:
+    """Whether the CLI says this library error in its own words (``FLAG_MESSAGES``, hint included)."""
+    return getattr(error, "code", None) in FLAG_MESSAGES and isinstance(getattr(error, "details", None), dict)
+
+
 def error_message(error: Exception) -> str:
-    """The text the CLI prints for a library error: flag names where the library named options."""
-    if isinstance(error, OptionError) and error.code in FLAG_MESSAGES:
-        details = dict(error.details)
-        if "option" in details:
-            details["option"] = str(details["option"]).replace("_", "-")
-        return FLAG_MESSAGES[error.code].format(**details)
-    return str(error)
+    """The text the CLI prints for a library error: flag names where the library named options.
+
+    An ``OptionError``, or any error carrying its ``code`` and ``details`` (a failed download is
+    0.4.0's plain ``InputError`` and carries them)."""
+    if not flag_worded(error):
+        return str(error)
+    details = dict(getattr(error, "details"))  # noqa: B009 - set on the instance, see flag_worded
+    if "option" in details:
+        details["option"] = str(details["option"]).replace("_", "-")
+    return FLAG_MESSAGES[getattr(error, "code")].format(**details)  # noqa: B009 - as above
 
 
 class HelpFormatter(argparse.HelpFormatter):

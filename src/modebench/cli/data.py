@@ -57,6 +57,13 @@ def _list(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _example(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from modebench.api import example_record  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
+
+    print_json(example_record(args.domain, args.level))
+    return 0
+
+
 def _card(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from modebench.cards import card  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
@@ -114,6 +121,15 @@ def add_commands(subparsers: Any) -> None:
     from modebench.cli.evaluation import with_reference_formats  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
     with_reference_formats(card)  # the card describes a split; its rows' answer format is here
+
+    example = actions.add_parser(
+        "example",
+        help="print one complete evaluate input record of a domain (a generated task with its whole "
+        "answer object and a response that verifies); redirect it to a .jsonl file to evaluate",
+    )
+    example.add_argument("domain", help="the domain, e.g. countdown (an unknown name lists the valid ones)")
+    example.add_argument("--level", type=int, default=1, help="the level of the example task")
+    example.set_defaults(handler=_example)
 
     listing = actions.add_parser("list", help="list registry splits")
     listing.add_argument("--config", help="only this config")

@@ -12,6 +12,7 @@ import sys
 import time
 from typing import Any
 
+from modebench._words import counted
 from modebench.cli import _progress
 from modebench.cli._common import EXIT_FAILED, add_split_options, int_value, print_json
 from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
@@ -48,7 +49,7 @@ class _Progress:
             f"failed {event['failed_draws']}"
         )
         if "graded" in event:  # --evaluate: prompts graded while draws arrive
-            extra += f"  graded {event['graded']} prompts"
+            extra += f"  graded {counted(event['graded'], 'prompt')}"
         self.bar.update(
             phase,
             event["draws"],
@@ -130,7 +131,7 @@ def _generate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return EXIT_INTERRUPTED
     if result.failed:
         sys.stderr.write(
-            f"WARNING: {result.failed} of {result.draws} draws FAILED after all retries. They are kept in "
+            f"WARNING: {result.failed} of {counted(result.draws, 'draw')} FAILED after all retries. They are kept in "
             f"{args.output} as empty responses (graded malformed) and listed in {result.run_output} and "
             f"{result.draws_output}; rerun with --retry-failed to resend only them.\n"
         )

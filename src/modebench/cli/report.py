@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from modebench.cli._common import EXIT_FAILED, print_json
-from modebench.cli.stats import _label, _resamples
+from modebench.cli.stats import _cells, _label, _names, _points, _resamples
 from modebench.render.tables import FORMATS
 
 __all__ = ["add_commands"]
@@ -17,9 +17,12 @@ __all__ = ["add_commands"]
 def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.html is None:
         for given, flag in ((args.figures, "--figures"), (args.label, "--label"),
-                            (args.allow_unequal_draws or None, "--allow-unequal-draws")):  # fmt: skip
+                            (args.allow_unequal_draws or None, "--allow-unequal-draws"), (args.cells, "--cells"),
+                            (args.domains, "--domains"), (args.levels, "--levels")):  # fmt: skip
             if given is not None:
                 parser.error(f"{flag} applies to --html only")
+    elif args.journal is not None:
+        parser.error("--journal applies to the text and table report, not --html")
     if args.html is not None:
         from modebench.api import render_html  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
@@ -30,12 +33,19 @@ def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         summary = render_html(
             args.receipt, args.html, seed=args.seed, resamples=args.resamples, level=args.level,
             figures_dir=args.figures, labels=labels, allow_unequal_draws=args.allow_unequal_draws,
+            cells=args.cells, domains=args.domains, levels=args.levels,
         )  # fmt: skip
         print_json(summary)
         return 0 if summary["completed"] else EXIT_FAILED
     from modebench.api import report_table  # noqa: PLC0415 - deferred: a command loads its modules when it runs, so --help and other commands start fast
 
-    text, completed = report_table(args.receipt, args.format)
+    try:
+        text, completed = report_table(args.receipt, args.format, journal=args.journal)
+    except FileNotFoundError as exc:
+        hint = getattr(exc, "hint", None)
+        if isinstance(hint, str) and args.journal is None:  # the journal was moved: say how to name it
+            exc.hint = f"{hint}; or give where it is now with --journal PATH"  # type: ignore[attr-defined]
+        raise
     print(text, flush=True)
     if not completed:
         _explain(_receipts_of(args.receipt))
@@ -88,6 +98,11 @@ def add_commands(commands: Any) -> None:
     )  # fmt: skip
     report_cmd.add_argument("--format", choices=FORMATS, default="text", help="table format")
     report_cmd.add_argument(
+        "--journal", metavar="PATH",
+        help="the result journal of the one receipt given, if it was moved away from the receipt "
+        "(it must still match the receipt's hash)",
+    )  # fmt: skip
+    report_cmd.add_argument(
         "--html", metavar="OUT.html", help="write one self-contained HTML page (needs the 'plot' extra)"
     )
     report_cmd.add_argument(
@@ -103,6 +118,11 @@ def add_commands(commands: Any) -> None:
         "--allow-unequal-draws", action="store_true",
         help="with --html: compare runs with different draws per prompt (see 'compare')",
     )  # fmt: skip
+    report_cmd.add_argument(
+        "--cells", type=_cells, metavar="L:DOMAIN,…", help="with --html: only these cells"
+    )
+    report_cmd.add_argument("--domains", type=_names, metavar="D,…", help="with --html: only these domains")
+    report_cmd.add_argument("--levels", type=_points, metavar="L,…", help="with --html: only these levels")
     report_cmd.add_argument("--seed", type=int, default=0, help="bootstrap seed for --html")
     report_cmd.add_argument("--resamples", type=_resamples, default=1000, help="bootstrap resamples")
     report_cmd.add_argument("--level", type=float, default=0.95, help="interval level")

@@ -64,7 +64,14 @@ def _label(text: str) -> tuple[str, str]:
 
 def _print_table(table: Any, fmt: str) -> None:
     print(
-        render_table(table.columns, table.rows, fmt, document=table.to_dict(), display=table.display),
+        render_table(
+            table.columns,
+            table.rows,
+            fmt,
+            document=table.to_dict(),
+            display=table.display,
+            headers=table.headers,
+        ),
         flush=True,
     )
     notes = list(table.meta.get("notes", []))

@@ -25,6 +25,7 @@ def _trajectory(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         grading_cache=args.grading_cache,
         workers=args.workers,
         run_file=args.run,
+        id_field=args.id_field,
     )
     if args.html is None and args.figures is not None:
         parser.error("--figures applies to --html only")
@@ -69,6 +70,12 @@ def add_commands(commands: Any) -> None:
     )
     cmd.add_argument(
         "--run", help="run metadata JSON for grading rollout sources (model, generation, prompt_condition)"
+    )
+    cmd.add_argument(
+        "--id-field",
+        metavar="NAME",
+        help="rollout sources: the field holding the modebench prompt id (dotted path), as for ingest: "
+        "a TRL column, a verl line key (gts, gts.id, an extra key)",
     )
     cmd.add_argument("--workers", type=int_value, default=1, help="grading worker processes")
     cmd.set_defaults(handler=_trajectory)

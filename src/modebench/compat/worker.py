@@ -3,42 +3,137 @@
 Our worker streams replies (``verifier_worker.handle``); 0.4.0 exposed the single-reply step
 that its loop wrapped in one broad ``except``. This is that step over the same pipeline
 functions the worker uses; it writes nothing to stdout.
+
+0.4.0's fault-injection points are honoured here, each compared by identity at call time so
+nothing changes unless a caller replaced one: ``verifier_worker.handle`` (called instead, for one
+reply) and the per-domain verifier steps of ``compat.backends`` (called with 0.4.0's arguments
+before the domain grades; what they raise becomes the status, as in 0.4.0's worker).
 """
 
 from __future__ import annotations
 
+import ast
+import json
+import signal
 import sys
+import threading
 from typing import Any
 
-from modebench.diagnostics import result
+from modebench.compat.backends import HOOKS, ORIGINALS
+from modebench.diagnostics import DOMAIN_DEADLINE_SECONDS, PYTHON_DEADLINE_SECONDS, result
 from modebench.domains._pipeline import ReferenceProblem, check_reference, grade_local, reply_guard
 
 
+def _seconds(request: dict[str, Any]) -> float:
+    operation = request.get("operation")
+    python = operation == "python" or (operation == "grade" and request.get("domain") == "python_factors")
+    return PYTHON_DEADLINE_SECONDS if python else DOMAIN_DEADLINE_SECONDS
+
+
+def _timer_handled(home: Any) -> bool:
+    """Whether 0.4.0's deadline is armed here: only when its handler, ``verifier_worker._timeout``
+    (as looked up now), is the installed SIGALRM handler, in the main thread — as 0.4.0's worker
+    and its tests install it. Any other handler (none would kill the process; a test runner's
+    own timer, e.g. pytest-timeout's, would be cancelled) leaves the timer alone."""
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    handler = getattr(home, "_timeout", None)
+    return handler is not None and signal.getsignal(signal.SIGALRM) is handler
+
+
+def _replaced_backend(domain: Any) -> Any:
+    """The caller's replacement of ``domain``'s 0.4.0 verifier step, or None."""
+    where = HOOKS.get(domain) if isinstance(domain, str) else None
+    if where is None:
+        return None
+    module = sys.modules.get(where[0])
+    current = getattr(module, where[1], None) if module is not None else None
+    return current if current is not None and current is not ORIGINALS.get(domain) else None
+
+
+def _call_backend(hook: Any, level: Any, domain: str, answer: Any, text: Any) -> None:
+    """Call a replaced verifier step with the arguments 0.4.0's worker passed it."""
+    from modebench.compat.legacy import (  # noqa: PLC0415 - only when a test replaced a step
+        _extract_modebench_candidate,
+        _graph_coloring_from_candidate,
+    )
+    from modebench.domains.countdown.parse import normalise, sides  # noqa: PLC0415 - as above
+
+    spec = json.loads(answer) if isinstance(answer, str) else answer
+    if not isinstance(spec, dict) or not isinstance(text, str) or (domain == "pantry_plan" and level == 1):
+        return  # 0.4.0 never reached the step for these
+    candidate = _extract_modebench_candidate(text, spec)
+    if candidate is None:
+        return
+    if domain == "countdown":
+        for side in sides(normalise(candidate)):
+            try:
+                parsed = ast.parse(side, mode="eval")  # parsed, never evaluated
+            except SyntaxError:
+                continue
+            hook(parsed)
+    elif domain == "graph_coloring":
+        hook(_graph_coloring_from_candidate(candidate, spec), spec)
+    else:
+        hook(candidate, spec)
+
+
+def _answer(request: dict[str, Any]) -> dict[str, Any]:
+    operation = request.get("operation")
+    if operation == "python":  # 0.4.0's direct Python factor check
+        request = {
+            "operation": "grade",
+            "level": 1,
+            "domain": "python_factors",
+            "answer": request["spec"],
+            "text": request["candidate"],
+        }
+        operation = "grade"
+    if operation == "grade":
+        args = (request["level"], request["domain"], request["answer"], request["text"])
+        hook = _replaced_backend(request["domain"])
+        if hook is not None:
+            _call_backend(hook, *args)
+        return reply_guard(grade_local(*args))
+    if operation == "reference":
+        try:
+            answer = check_reference(request["level"], request["domain"], request["answer"])
+        except ReferenceProblem as exc:
+            return result("invalid_reference", detail=exc.detail)
+        return {"status": "valid", "answer": answer}
+    raise ValueError(f"unknown operation: {operation!r}")
+
+
 def guarded_handle(request: Any) -> dict[str, Any]:
-    """The reply to one ``grade`` or ``reference`` request; evaluator failures become statuses.
+    """The reply to one ``grade``, ``python`` or ``reference`` request; evaluator failures
+    become statuses (a timeout-like error ``timeout``, a memory error ``resource_limit``, any
+    other ``worker_failure``), as in 0.4.0.
 
     ``verifier_worker.handle`` is looked up per call: a caller's replacement (0.4.0's hook, which
-    returned one reply) is called instead, under the same guard.
+    returned one reply) is called instead, under the same guard. When 0.4.0's ``_timeout`` is the
+    installed SIGALRM handler, the request runs under 0.4.0's deadline (0.25 s for Python factors,
+    else 2 s).
     """
     home = sys.modules.get("modebench.isolation.worker_main")  # the module that imports this one
     hook = getattr(home, "handle", None)
+    armed = isinstance(request, dict) and _timer_handled(home)
     try:
-        if hook is not None and hook is not getattr(home, "OWN_HANDLE", hook):
-            replaced: dict[str, Any] = hook(request)  # 0.4.0's single-reply contract
-            return replaced
-        if not isinstance(request, dict):
-            raise ValueError("request must be an object")
-        operation = request.get("operation")
-        if operation == "grade":
-            args = (request["level"], request["domain"], request["answer"], request["text"])
-            return reply_guard(grade_local(*args))
-        if operation == "reference":
-            try:
-                answer = check_reference(request["level"], request["domain"], request["answer"])
-            except ReferenceProblem as exc:
-                return result("invalid_reference", detail=exc.detail)
-            return {"status": "valid", "answer": answer}
-        raise ValueError(f"unknown operation: {operation!r}")
+        if armed:
+            signal.setitimer(signal.ITIMER_REAL, _seconds(request))
+        try:
+            if hook is not None and hook is not getattr(home, "OWN_HANDLE", hook):
+                replaced: dict[str, Any] = hook(request)  # 0.4.0's single-reply contract
+                return replaced
+            if not isinstance(request, dict):
+                raise ValueError("request must be an object")
+            return _answer(request)
+        finally:
+            if armed:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    except TimeoutError:
+        return result("timeout", detail="worker execution deadline exceeded")
+    except MemoryError:
+        return result("resource_limit", detail="worker memory limit exceeded")
     except Exception as exc:  # the worker's one broad guard: evaluator failure is a status
         return result("worker_failure", detail=f"unexpected {type(exc).__name__}")
 

@@ -27,6 +27,7 @@ from modebench.domains._protocol import (
     InvalidReference,
     Malformed,
     PromptTemplate,
+    either,
     field_hint,
 )
 from modebench.domains._registry import discover, named
@@ -106,11 +107,14 @@ def deadline_seconds(domain: object) -> float | None:
 
 
 def canonical(domain: object) -> Domain:
-    """``contracts.normalize_domain`` for user input: an unknown name's error lists the valid ones."""
+    """``contracts.normalize_domain`` for user input: an unknown name's error lists the valid ones
+    (the message is 0.4.0's; its ``hint`` names every valid domain, printed on a line of its own)."""
     try:
         return normalize_domain(domain)
     except ValueError:
-        raise ValueError(unsupported(domain)) from None
+        error = ValueError(unsupported(domain))
+        error.hint = field_hint("domain", domain, either(names()))  # type: ignore[attr-defined]
+        raise error from None
 
 
 def unsupported(domain: object) -> str:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modebench._words import counted as _counted
+from modebench._words import were
 from modebench.diagnostics import MAX_RESPONSE_CHARS, UNSCORABLE
 from modebench.failures.policy import COUNT_AS_INCORRECT, COUNTED, ORIGINAL_STATUS
 from modebench.receipt.reader import journal_path, read_report
@@ -113,9 +115,9 @@ class FailureExplanation:
             return ""
         counts = ", ".join(f"{status} {count}" for status, count in sorted(self.counts.items()))
         counted = bool(self.attempts) and all(attempt.counted for attempt in self.attempts)
-        responses = "1 response" if self.total == 1 else f"{self.total} responses"
+        responses = _counted(self.total, "response")
         if self.status == "completed" or counted:
-            head = f"{responses} could not be scored and {'was' if self.total == 1 else 'were'} counted as incorrect ({counts})"
+            head = f"{responses} could not be scored and {were(self.total)} counted as incorrect ({counts})"
         elif self.counts:
             head = (
                 f"{responses} could not be scored ({counts}), so the run failed and every score is withheld"

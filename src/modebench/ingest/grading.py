@@ -54,13 +54,20 @@ def graded_steps(
     index: PromptIndex,
     options: EvaluationOptions,
     workers: int = 1,
+    id_field: str | None = None,
 ) -> tuple[list[tuple[int, Path]], dict[str, Any]]:
-    """``(step, receipt)`` for every step of the source, and counts of graded/cached steps."""
+    """``(step, receipt)`` for every step of the source, and counts of graded/cached steps.
+
+    ``id_field``: the source field holding the modebench prompt id (as ``ingest --id-field``); it
+    changes the converted input, so the content-hash cache tells the two apart by itself.
+    """
     cache = Path(cache_dir)
     created = not cache.exists()
     cache.mkdir(parents=True, exist_ok=True)
     try:
-        return _graded_steps(fmt, source, cache, index=index, options=options, workers=workers)
+        return _graded_steps(
+            fmt, source, cache, index=index, options=options, workers=workers, id_field=id_field
+        )
     except BaseException:
         if created:  # a failure before any step was graded (a malformed dump) leaves no cache
             with contextlib.suppress(OSError):
@@ -76,6 +83,7 @@ def _graded_steps(
     index: PromptIndex,
     options: EvaluationOptions,
     workers: int,
+    id_field: str | None,
 ) -> tuple[list[tuple[int, Path]], dict[str, Any]]:
     run_file = read_capped(options.run_file, "run") if options.run_file is not None else b""
     identity = json.dumps(
@@ -88,7 +96,7 @@ def _graded_steps(
     steps: list[tuple[int, Path]] = []
     counts = {"graded": 0, "cached": 0}
     with tempfile.TemporaryDirectory(dir=cache) as scratch:
-        summary = ingest(fmt, source, Path(scratch) / "rollouts.jsonl", index=index)
+        summary = ingest(fmt, source, Path(scratch) / "rollouts.jsonl", index=index, id_field=id_field)
         for entry in summary["files"]:
             if entry["step"] is None:
                 raise InputError(f"{os.fspath(source)}: {fmt} source has no training steps")

@@ -12,7 +12,9 @@ Versions: Inspect up to 0.3.122 never stored ``output.completion`` (a property c
 ``choices[0].message``), so without it the completion is ``choices[0].message.content`` — a string,
 or content parts whose ``text`` parts are joined, as Inspect's own property does. A sample epoch
 that failed (``error`` set, kept by ``fail_on_error=False``) is a failed draw: its response is
-``""`` and the summary counts and lists it. In a directory, only Inspect logs are read: the
+``""`` and the summary counts and lists it. A sample with no ``output`` at all (Inspect reads it as
+an empty output, e.g. a tool-call error sample) is a draw with response ``""`` too, listed in the
+summary's ``draws_without_output``. In a directory, only Inspect logs are read: the
 ``.eval`` files and the ``.json`` files that open like a log (``{"version": …``); ``eval-set.json``,
 ``logs.json`` and other files ``eval_set`` and friends write are listed as skipped. A ``.eval`` log is a zip with one member ``samples/<id>_epoch_<n>.json`` per sample
 epoch, read member by member (Inspect compresses members with zstd, which the ``inspect`` extra
@@ -123,6 +125,12 @@ def _completion(sample: dict[str, Any], location: str, notes: dict[str, Any]) ->
     if error is not None:
         message = error.get("message") if isinstance(error, dict) else error
         notes.setdefault("failed_draws", []).append({"location": location, "error": str(message)[:500]})
+        return ""
+    if "output" not in sample:
+        # Inspect's EvalSample defaults ``output`` to an empty ModelOutput (completion ""), so a log
+        # without it reads (Inspect's own tests/log/test_eval_log/log_tool_call_error.json, a
+        # tool-call error sample): the draw exists, its response is empty (graded malformed).
+        notes.setdefault("draws_without_output", []).append({"location": location})
         return ""
     output = sample.get("output")
     if isinstance(output, dict):

@@ -36,8 +36,12 @@ def resolve_runs(
     cache_dir: str | os.PathLike[str],
     options: EvaluationOptions,
     workers: int = 1,
+    id_field: str | None = None,
 ) -> tuple[list[tuple[int, Path]], dict[str, Any]]:
-    """``(step, receipt)`` of every run, grading rollout sources as needed, and grading counts."""
+    """``(step, receipt)`` of every run, grading rollout sources as needed, and grading counts.
+
+    ``id_field`` names the rollout sources' prompt-id field (as ``ingest``'s); receipts ignore it.
+    """
     runs: list[tuple[int, Path]] = []
     counts = {"graded": 0, "cached": 0, "unmatched": 0}
     index = None
@@ -59,7 +63,9 @@ def resolve_runs(
                 data_root=options.data_root, cache_dir=options.cache_dir, offline=options.offline,
             )  # fmt: skip
         fmt, source = value
-        steps, graded = graded_steps(fmt, source, cache_dir, index=index, options=options, workers=workers)
+        steps, graded = graded_steps(
+            fmt, source, cache_dir, index=index, options=options, workers=workers, id_field=id_field
+        )
         runs.extend(steps)
         for key in counts:
             counts[key] += graded[key]

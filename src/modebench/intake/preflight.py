@@ -147,7 +147,7 @@ class Preflight:
         except InputError as exc:
             raise with_hint(InputError(f"{label}: {exc}"), exc.hint) from None
         except (ValueError, TypeError, KeyError) as exc:
-            raise InputError(f"{label}: {exc}") from None
+            raise with_hint(InputError(f"{label}: {exc}"), getattr(exc, "hint", None)) from None
 
     def _accept(self, record: dict[str, Any], label: str, in_memory: bool) -> PreparedRecord:
         if in_memory:

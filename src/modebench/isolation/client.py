@@ -16,23 +16,28 @@ from modebench.domains._pipeline import identity_hint, parent_precheck
 from modebench.isolation.process import BoundedWorker
 from modebench.validation import InputError, with_hint
 
-_shared: BoundedWorker | None = None
+#: The shared worker (0.4.0's name, ``verifier._SHARED``): started on first use, and read at
+#: call time, so a caller that replaces it (0.4.0's tests do, to inject a faulty worker) is used.
+_SHARED: BoundedWorker | None = None
 _shared_lock = threading.Lock()
 
 
 def _worker() -> BoundedWorker:
-    global _shared
+    global _SHARED
+    worker = _SHARED
+    if worker is not None:
+        return worker
     with _shared_lock:
-        if _shared is None:
-            _shared = BoundedWorker()
-        return _shared
+        if _SHARED is None:
+            _SHARED = BoundedWorker()
+        return _SHARED
 
 
 def close_worker() -> None:
     """Stop the shared worker (it restarts on the next request)."""
-    global _shared
+    global _SHARED
     with _shared_lock:
-        worker, _shared = _shared, None
+        worker, _SHARED = _SHARED, None
     if worker is not None:
         worker.close()
 

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import select
+import selectors
 import signal
 import subprocess
 import sys
@@ -45,6 +46,24 @@ _BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "import runpy; runpy.run_module(sys.argv[2], run_name='__main__', alter_sys=True)"
 )
+
+
+#: The waits below use ``select.select`` unless a caller replaced ``selectors`` (or its default
+#: selector's ``select``) on this module: 0.4.0 waited through ``selectors`` and its tests inject
+#: faults there (``modebench.worker_process.selectors``). Compared by identity, at call time.
+_SELECTORS = selectors
+_DEFAULT_SELECT = selectors.DefaultSelector.select
+
+
+def _wait(fd: int, write: bool, timeout: float) -> bool:
+    """Whether ``fd`` became readable (writable) within ``timeout`` seconds."""
+    chosen = selectors  # looked up per call (a fault-injection point of 0.4.0)
+    if chosen is _SELECTORS and chosen.DefaultSelector.select is _DEFAULT_SELECT:
+        ready = select.select([], [fd], [], timeout)[1] if write else select.select([fd], [], [], timeout)[0]
+        return bool(ready)
+    with chosen.DefaultSelector() as selector:
+        selector.register(fd, chosen.EVENT_WRITE if write else chosen.EVENT_READ)
+        return bool(selector.select(timeout))
 
 
 class GradingCancelled(RuntimeError):
@@ -102,6 +121,21 @@ class BoundedWorker:
         self._want_lock = threading.Lock()
         self._cancel = cancel
         self.starts = 0
+        # True while the running process came from a replaced ``worker_command`` (see there).
+        self._foreign = False
+
+    def worker_command(self) -> list[str]:
+        """The command line this worker is started from (0.4.0's method).
+
+        A caller may replace it (on the instance or a subclass), as 0.4.0's tests do to get a worker
+        that dies, hangs or answers garbage. Such a process is spoken to as 0.4.0 spoke to its
+        worker: no start-up greeting is awaited, the request's own deadline covers everything,
+        and a greeting it does send (a real worker's ``main``) is skipped.
+        """
+        return worker_command(self.module)
+
+    def _command_replaced(self) -> bool:
+        return getattr(self.worker_command, "__func__", None) is not _OWN_COMMAND
 
     # -- lifecycle ---------------------------------------------------------------------------
     def __enter__(self) -> BoundedWorker:
@@ -154,6 +188,9 @@ class BoundedWorker:
     def _ensure(self) -> subprocess.Popen[bytes]:
         for attempt in range(1, START_ATTEMPTS + 1):
             process = self._ensure_spawned()
+            if self._foreign:
+                self._warming = False  # 0.4.0's protocol: the request is the first line
+                return process
             try:
                 if self._warming:
                     self._warming = False
@@ -208,16 +245,24 @@ class BoundedWorker:
         env = dict(os.environ if self._env is None else self._env)
         self._warmed = self._wanted  # warmed before the ready greeting
         env[WARM_ENV] = ",".join(sorted(self._warmed))
-        process = subprocess.Popen(
-            worker_command(self.module),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            env=env,
-            bufsize=0,
-            close_fds=True,
-        )
+        foreign = self._command_replaced()
+        try:
+            process = subprocess.Popen(
+                self.worker_command() if foreign else worker_command(self.module),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                env=env,
+                bufsize=0,
+                close_fds=True,
+            )
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            # A worker that cannot start is a structured failure, never a traceback.
+            raise _WorkerError(
+                "worker_failure", f"worker start failed: {type(exc).__name__}: {exc}"
+            ) from None
+        self._foreign = foreign
         assert process.stdin is not None and process.stdout is not None
         os.set_blocking(process.stdout.fileno(), False)
         os.set_blocking(process.stdin.fileno(), False)
@@ -237,8 +282,7 @@ class BoundedWorker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise _WorkerError("timeout", "parent request deadline exceeded")
-            _, writable, _ = select.select([], [fd], [], min(remaining, CANCEL_POLL_SECONDS))
-            if not writable:
+            if not _wait(fd, True, min(remaining, CANCEL_POLL_SECONDS)):
                 continue
             try:
                 sent = os.write(fd, view[:65536])
@@ -266,8 +310,7 @@ class BoundedWorker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise _WorkerError("timeout", "parent request deadline exceeded", located=False)
-            readable, _, _ = select.select([fd], [], [], min(remaining, CANCEL_POLL_SECONDS))
-            if not readable:
+            if not _wait(fd, False, min(remaining, CANCEL_POLL_SECONDS)):
                 continue
             try:
                 chunk = os.read(fd, 1 << 20)
@@ -281,6 +324,8 @@ class BoundedWorker:
         line = self._read_line(deadline)
         try:
             decoded = decode_line(line)
+            if self._foreign and decoded == _GREETING:  # a real worker started by a replaced command
+                decoded = decode_line(self._read_line(deadline))
             if operation == "groups":
                 return item_reply(decoded, sent_text)
             return validate_reply(decoded, operation)
@@ -296,6 +341,21 @@ class BoundedWorker:
             data = json.dumps(dict(payload), allow_nan=False).encode("ascii") + b"\n"
         except (TypeError, ValueError, RecursionError):
             return result("invalid_reference", detail="request is not finite JSON")
+        if len(data) > MAX_REQUEST_BYTES:  # refused before any worker is started (0.4.0)
+            return result("resource_limit", detail="request byte limit exceeded")
+        with self._lock:
+            process = self._process
+            if (
+                process is not None
+                and not self._warming
+                and self._owner_pid == os.getpid()
+                and process.poll() is not None
+            ):
+                # 0.4.0's contract for a single request: a worker found dead between requests is
+                # reported (never hidden), reaped, and the next request starts a new one. Batches
+                # (grade_groups, our pools) replace it silently: no item of theirs was lost.
+                self.close()
+                return result("worker_failure", detail="OSError: worker exited between requests")
         return self._exchange(data, operation, [None])[0][0]
 
     def grade_batch(self, level: Any, domain: Any, answer: Any, texts: Sequence[Any]) -> list[dict[str, Any]]:
@@ -425,6 +485,9 @@ class BoundedWorker:
             except _WorkerError as exc:
                 # A worker that cannot start fails every item of this request alike.
                 return [result(exc.status, detail=exc.detail) for _ in range(expected)], False
+            except BaseException:
+                self.close()  # interrupted while the worker started: never leave it behind
+                raise
             try:
                 deadline = time.monotonic() + self.timeout_seconds
                 try:
@@ -454,6 +517,10 @@ class BoundedWorker:
                 self.close()  # KeyboardInterrupt and friends: never leave a worker behind
                 raise
             return replies, False
+
+
+_OWN_COMMAND = BoundedWorker.worker_command
+_GREETING = {"ready": True}
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

@@ -99,11 +99,18 @@ def _journal_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) -> Receipt:
+def read_report(
+    path: str | os.PathLike[str],
+    *,
+    verify_results: bool = True,
+    journal: str | os.PathLike[str] | None = None,
+) -> Receipt:
     """Load and check a receipt; for v4 also verify the journal and recompute its numbers.
 
     Returns the typed :class:`Receipt` (``modebench.reporting.read_report``, 0.4.0's edge,
-    returns its dictionary).
+    returns its dictionary). ``journal``: where the result journal is now, when it was moved away
+    from its receipt (it is still verified against the receipt's hash); by default the receipt's
+    ``prompt_results.path``.
     """
     with open_regular(path, "receipt") as handle:
         data = handle.read(MAX_RECEIPT_BYTES + 1)
@@ -136,9 +143,9 @@ def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) ->
         if not is_integer(records) or records < 1:
             raise InputError("invalid detailed-result count")
         if verify_results:
-            journal = journal_path(path, payload)
+            found = journal_path(path, payload) if journal is None else Path(journal)
             try:
-                digest = _journal_sha256(journal)
+                digest = _journal_sha256(found)
             except FileNotFoundError as exc:
                 # 0.4.0's error (the OS error naming the path); the hint says what the file is.
                 exc.hint = (  # type: ignore[attr-defined]
@@ -149,7 +156,7 @@ def read_report(path: str | os.PathLike[str], *, verify_results: bool = True) ->
                 raise
             if digest != reference["sha256"]:
                 raise InputError("detailed-result journal hash mismatch")
-            _recompute(payload, journal)
+            _recompute(payload, found)
             check_identity(payload)
     return Receipt.at(path, payload)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from modebench._words import counted as counted_words
+from modebench._words import were
 from modebench.receipt.records import Receipt
 
 __all__ = ["FAILED_HEADLINE", "FOOTER", "summarize"]
@@ -58,8 +60,8 @@ def summarize(payload: Receipt | dict[str, Any]) -> str:
         total = sum(value for value in counted.values() if _number(value))
         by_status = ", ".join(f"{status} {count}" for status, count in sorted(counted.items()))
         lines.append(
-            f"Unscorable policy {payload['evaluation']['unscorable']}: {total} unscorable responses "
-            f"were scored as incorrect ({by_status or 'none occurred'}); "
+            f"Unscorable policy {payload['evaluation']['unscorable']}: {counted_words(total, 'unscorable response')} "
+            f"{were(total)} scored as incorrect ({by_status or 'none occurred'}); "
             "these scores are not comparable with fail-run (ModeBench 0.4.0) receipts."
         )
     return "\n".join(lines)

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from modebench._words import counted
 from modebench.diagnostics import UNSCORABLE
 from modebench.receipt.records import Receipt
 from modebench.stats import chunks
@@ -99,7 +100,11 @@ class RunDigest:
 
 def _shorten(text: Any, limit: int = TEXT_LIMIT) -> str:
     value = text if isinstance(text, str) else repr(text)
-    return value if len(value) <= limit else f"{value[:limit]}… [{len(value) - limit:,} more characters]"
+    return (
+        value
+        if len(value) <= limit
+        else f"{value[:limit]}… [{counted(len(value) - limit, 'more character', 'more characters', grouped=True)}]"
+    )
 
 
 def _example(ident: str, attempts: list[Mapping[str, Any]], modes: Mapping[str, int]) -> ExamplePrompt:

@@ -40,7 +40,7 @@ from modebench.stats.comparison import (
 )
 from modebench.stats.journal import open_receipt
 from modebench.stats.many import holm, pair_runs
-from modebench.stats.sources import Run, reportable_threshold, resolve_run
+from modebench.stats.sources import Filters, Run, reportable_threshold, resolve_run
 from modebench.stats.table import StatsTable
 from modebench.validation import InputError
 
@@ -76,12 +76,32 @@ def _merged(run: Run, parts: Sequence[RunDigest], label: str | None) -> RunDiges
     return RunDigest(run.path, payload, merged.cells, merged.diagnostics, label)
 
 
+def _selected(digest: RunDigest, filters: Filters | None) -> RunDigest:
+    """The digest of the selected cells only (its identity and status blocks stay the receipt's)."""
+    if not filters:
+        return digest
+    cells = {key: cell for key, cell in digest.cells.items() if filters.keep(key[0], key[1])}
+    kept = [c for c in digest.payload["cells"] if filters.keep(int(c["level"]), str(c["domain"]))]
+    return dataclasses.replace(digest, payload={**digest.payload, "cells": kept}, cells=cells)
+
+
+def _require_selected(runs: Sequence[Run], per_run: Sequence[Sequence[RunDigest]]) -> None:
+    """Every run keeps a receipt with a selected cell (else there is nothing of it to show)."""
+    for run, parts in zip(runs, per_run):
+        if not parts:
+            raise InputError(f"{run.path} has no cell among the selected cells")
+
+
 def _draws(receipt: Receipt) -> set[int]:
     return {int(cell["k"]) for cell in receipt.payload["cells"]}
 
 
 def _one_receipt_each(
-    runs: Sequence[Run], labels: Sequence[str | None], chosen: Bootstrap, allow_unequal_draws: bool
+    runs: Sequence[Run],
+    labels: Sequence[str | None],
+    chosen: Bootstrap,
+    allow_unequal_draws: bool,
+    filters: Filters | None = None,
 ) -> tuple[list[RunDigest], dict[int, StatsTable]]:
     """Runs of one receipt each: each comparison is one lockstep pass over both journals that also
     builds their digests, so with two runs every journal is read once (with more, the baseline
@@ -102,18 +122,27 @@ def _one_receipt_each(
             # its errors as read_report words them (a journal's) or as compare refuses (budgets)
             results[other] = compare(
                 receipts[base], receipts[other], ks, chosen, digests=(first, builders[other]),
-                allow_unequal_draws=allow_unequal_draws,
+                allow_unequal_draws=allow_unequal_draws, filters=filters,
             )  # fmt: skip
             done[base] = done[other] = True
     for i, builder in enumerate(builders):
         if not done[i]:
             builder.fill()
-    digests = [dataclasses.replace(builder.build(), label=label) for builder, label in zip(builders, labels)]
+    digests = [
+        _selected(dataclasses.replace(builder.build(), label=label), filters)
+        for builder, label in zip(builders, labels)
+    ]
+    if filters:
+        _require_selected(runs, [[digest] if digest.payload["cells"] else [] for digest in digests])
     return digests, results
 
 
 def _suites(
-    runs: Sequence[Run], chosen: Bootstrap, allow_unequal_draws: bool, completed_runs: Sequence[int]
+    runs: Sequence[Run],
+    chosen: Bootstrap,
+    allow_unequal_draws: bool,
+    completed_runs: Sequence[int],
+    filters: Filters | None = None,
 ) -> dict[int, StatsTable]:
     """Runs of several receipts: each later completed run against the first, paired part by part
     and pooled exactly as ``compare`` pairs suites (cell, domain and all-cells rows)."""
@@ -123,8 +152,11 @@ def _suites(
     base = completed_runs[0]
     for other in completed_runs[1:]:
         groups, counts, _ = pair_runs(runs[base], runs[other])
+        if filters:
+            groups = filters.apply(groups)
         if not groups:
-            raise InputError(f"{runs[base].path} and {runs[other].path} have no prompt in common")
+            what = "in the selected cells" if filters else "in common"
+            raise InputError(f"{runs[base].path} and {runs[other].path} have no prompt {what}")
         ks = sorted({profile.n for part in groups.values() for pair in part for profile in pair[:2]})
         try:
             rows = compare_pairs(groups, ks, chosen, allow_unequal_draws=allow_unequal_draws)
@@ -155,22 +187,30 @@ def _adjusted(results: dict[int, StatsTable], threshold: int) -> dict[int, Stats
 
 
 def _several_receipts(
-    runs: Sequence[Run], names: Sequence[str | None], chosen: Bootstrap, allow_unequal_draws: bool
+    runs: Sequence[Run],
+    names: Sequence[str | None],
+    chosen: Bootstrap,
+    allow_unequal_draws: bool,
+    filters: Filters | None = None,
 ) -> tuple[list[list[RunDigest]], list[RunDigest], dict[int, StatsTable]]:
     """(each run's receipts' digests, one digest per run, the comparisons) for runs of several
     receipts: a digest per receipt (named "run · part"), merged per run for the overlay, and each
     later completed run compared with the first as ``compare`` compares suites."""
     per_run = [
-        [_digest(path, f"{_shown(name, run, index)} · {part}" if len(run.parts) + len(run.failed) > 1 else name)
+        [_selected(_digest(path, f"{_shown(name, run, index)} · {part}" if len(run.parts) + len(run.failed) > 1
+                           else name), filters)
          for part, path in run.parts]
         for index, (run, name) in enumerate(zip(runs, names))
     ]  # fmt: skip
+    if filters:  # a receipt with none of the selected cells has no section on this page
+        per_run = [[part for part in parts if part.payload["cells"]] for parts in per_run]
+        _require_selected(runs, per_run)
     digests = [
         parts[0] if len(parts) == 1 and not run.failed else _merged(run, parts, name)
         for run, parts, name in zip(runs, per_run, names)
     ]
     ready = [i for i, digest in enumerate(digests) if digest.completed]
-    results = _suites(runs, chosen, allow_unequal_draws, ready)
+    results = _suites(runs, chosen, allow_unequal_draws, ready, filters)
     for index, (run, name) in enumerate(zip(runs, names)):
         # a suite's configurations that did not complete: their failure sections, no statistics
         per_run[index] += [
@@ -185,8 +225,12 @@ def html_report(
     *,
     labels: Sequence[str | None] | None = None,
     allow_unequal_draws: bool = False,
+    filters: Filters | None = None,
 ) -> tuple[str, bool]:
     """(the page's HTML, whether every receipt completed); the first completed run is the baseline.
+
+    ``filters``: only these cells in the cell tables, curves, examples and comparisons (as
+    ``compare``'s ``--cells/--domains/--levels``); a run's identity and status stay whole.
 
     Each run is a receipt, a ``suite.json`` or a directory of receipts (:func:`resolve_run`), or a
     resolved :class:`Run`. ``labels`` names the runs (None: the run metadata's ``label``, else
@@ -203,10 +247,10 @@ def html_report(
         raise ValueError("one label (or None) per run")
     names = _unique([name or run.label for name, run in zip(names, resolved)], resolved)
     if all(len(run.parts) == 1 and not run.failed for run in resolved):
-        digests, results = _one_receipt_each(resolved, names, chosen, allow_unequal_draws)
+        digests, results = _one_receipt_each(resolved, names, chosen, allow_unequal_draws, filters)
         per_run = [[digest] for digest in digests]
     else:
-        per_run, digests, results = _several_receipts(resolved, names, chosen, allow_unequal_draws)
+        per_run, digests, results = _several_receipts(resolved, names, chosen, allow_unequal_draws, filters)
     results = _adjusted(results, reportable_threshold([r for run in resolved for r in run.receipts]))
     indexes: list[RowIndex | None] = [
         run_curves(digest, chosen)[1] if digest.completed else None for digest in digests
@@ -299,14 +343,16 @@ def render_html(
     *,
     labels: Sequence[str | None] | None = None,
     allow_unequal_draws: bool = False,
+    filters: Filters | None = None,
 ) -> dict[str, Any]:
     """Write the HTML report of ``runs`` to ``output`` (never overwritten); returns a summary.
-    ``figures_dir``: also write each figure as a standalone SVG and PDF there (:func:`export_figures`)."""
+    ``figures_dir``: also write each figure as a standalone SVG and PDF there (:func:`export_figures`).
+    ``filters``: only these cells (:func:`html_report`)."""
     resolved = [run if isinstance(run, Run) else resolve_run(run) for run in runs]
     with contextlib.ExitStack() as stack:
         pdfs = stack.enter_context(figures.collect_pdfs()) if figures_dir is not None else None
         text, completed = html_report(
-            resolved, settings, labels=labels, allow_unequal_draws=allow_unequal_draws
+            resolved, settings, labels=labels, allow_unequal_draws=allow_unequal_draws, filters=filters
         )
     text = encodable(text)
     data = text.encode("utf-8")

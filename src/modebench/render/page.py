@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from modebench._words import counted
+
 __all__ = ["esc", "figure", "number", "page", "short", "table", "visible"]
 
 # Characters a reader cannot see or that reorder what follows (C0/C1 controls except tab, line
@@ -62,7 +64,11 @@ def visible(text: str) -> str:
 def short(value: Any, limit: int = TEXT_LIMIT) -> str:
     """A text shortened visibly: its first ``limit`` characters and how many were left out."""
     text = value if isinstance(value, str) else str(value)
-    return text if len(text) <= limit else f"{text[:limit]}… [{len(text) - limit:,} more characters]"
+    return (
+        text
+        if len(text) <= limit
+        else f"{text[:limit]}… [{counted(len(text) - limit, 'more character', 'more characters', grouped=True)}]"
+    )
 
 
 def esc(value: Any) -> str:

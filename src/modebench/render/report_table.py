@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from modebench._words import counted
 from modebench.receipt.reader import read_report
 from modebench.receipt.records import Receipt
 from modebench.receipt.text import summarize
@@ -54,13 +55,19 @@ def _limit_note(receipt: Receipt) -> str:
     if dataset is None or dataset.get("limit") is None:
         return ""
     return (
-        f"\nLimited run: only the first {dataset['limit']} prompts of the split "
+        f"\nLimited run: only the first {counted(dataset['limit'], 'prompt')} of the split "
         f"({dataset.get('selected_prompts')} of {dataset.get('expected_prompts')}); not a full-split result."
     )
 
 
-def report_table(receipts: Sequence[str | os.PathLike[str]], fmt: str = "text") -> tuple[str, bool]:
+def report_table(
+    receipts: Sequence[str | os.PathLike[str]],
+    fmt: str = "text",
+    journal: str | os.PathLike[str] | None = None,
+) -> tuple[str, bool]:
     """(the rendered report, whether every receipt completed).
+
+    ``journal``: the result journal of the one receipt given, where it is now (moved away from it).
 
     A suite summary (``suite.json`` of ``evaluate_suite``) given alone is reported as one table of
     its verified receipts (:mod:`modebench.render.suite_table`).
@@ -74,7 +81,9 @@ def report_table(receipts: Sequence[str | os.PathLike[str]], fmt: str = "text") 
             raise InputError(f"a suite summary is reported on its own: {os.fspath(summaries[0])}")
 
         return suite_table(receipts[0], fmt)
-    read = [(os.fspath(path), read_report(path)) for path in receipts]
+    if journal is not None and len(receipts) != 1:
+        raise InputError("a journal path applies to one receipt: report the others separately")
+    read = [(os.fspath(path), read_report(path, journal=journal)) for path in receipts]
     completed = all(receipt.completed for _, receipt in read)
     if fmt == "text":
         return "\n\n".join(summarize(receipt) + _limit_note(receipt) for _, receipt in read), completed

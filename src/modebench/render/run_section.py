@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from modebench._words import counted
 from modebench.diagnostics import UNSCORABLE
 from modebench.receipt.text import FAILED_HEADLINE
 from modebench.render import figures
@@ -157,10 +158,6 @@ def ordered_cells(run: RunDigest) -> list[CellDigest]:
     return sorted(run.cells.values(), key=lambda c: order.get((c.level, c.domain, c.draws), len(order)))
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
-
-
 #: The curve figures: (row metric, a probability?, y-axis label, name in titles, name at one k).
 _CURVES = (
     ("pass_at_k", True, "pass@k (probability)", "pass@k", "pass@{k}"),
@@ -203,7 +200,7 @@ def curve_figures(runs: Sequence[tuple[int, RunDigest, RowIndex]], kind: str) ->
                                                  [r["ci_high"] for r in shown]))  # fmt: skip
                     last = shown[-1]
                     who = f"{run_label(run, index)} " if len(runs) > 1 else ""
-                    said.append(f"{who}({_plural(counts.get((level, domain), 0), 'prompt')}) "
+                    said.append(f"{who}({counted(counts.get((level, domain), 0), 'prompt')}) "
                                 f"{at.format(k=points[-1][0])} = {number(last['estimate'])} "
                                 f"[{number(last['ci_low'])}, {number(last['ci_high'])}]")  # fmt: skip
             panels.append(series)
@@ -236,11 +233,11 @@ def _prompt(example: ExamplePrompt) -> str:
     rows = [[f"<code>{esc(m.key)}</code>", f'<span class="bar" style="width:{6 * m.draws / top:.2f}rem"></span> {m.draws}',
              f"<pre>{esc(m.text)}</pre>"] for m in example.modes]  # fmt: skip
     if example.more:  # the page lists the most frequent modes only and counts the rest
-        rows.append([f'<span class="note">{example.more:,} more modes</span>', esc(f"{example.more_draws:,}"),
+        rows.append([f'<span class="note">{counted(example.more, "more mode", "more modes", grouped=True)}</span>', esc(f"{example.more_draws:,}"),
                      '<span class="note">not listed</span>'])  # fmt: skip
     total = len(example.modes) + example.more
-    caption = (f"Mode histogram of prompt {example.id}: {total:,} verified modes in "
-               f"{example.verified} verified of {example.draws} draws, one graded text per mode"
+    caption = (f"Mode histogram of prompt {example.id}: {counted(total, 'verified mode', grouped=True)} in "
+               f"{example.verified} verified of {counted(example.draws, 'draw')}, one graded text per mode"
                + (f" (the {len(example.modes)} most frequent listed)" if example.more else ""))  # fmt: skip
     body = (
         f'<div class="modes">{table(["canonical key", "verified draws", "example graded text"], rows)}</div>'

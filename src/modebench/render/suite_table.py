@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from modebench._words import counted
 from modebench.receipt.text import FOOTER
 from modebench.render.tables import render_table
 from modebench.suite.summary import read_summary
@@ -37,11 +38,12 @@ def _headline(document: dict[str, Any]) -> list[str]:
     entries = document["configs"]
     done = sum(1 for entry in entries if entry["status"] == "completed")
     lines = [
-        f"Suite {document['status']}: {done} of {len(entries)} configurations completed (split {document['split']})"
+        f"Suite {document['status']}: {done} of {counted(len(entries), 'configuration')} completed "
+        f"(split {document['split']})"
     ]
     if document.get("limit") is not None:
         lines.append(
-            f"Limited to the first {document['limit']} prompts of each configuration: not full-split results."
+            f"Limited to the first {counted(document['limit'], 'prompt')} of each configuration: not full-split results."
         )
     return lines
 

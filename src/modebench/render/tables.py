@@ -51,7 +51,7 @@ def _latex_text(text: str) -> str:
     return "".join(_LATEX.get(ch, ch) for ch in text)
 
 
-def _latex(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
+def _latex(columns: Sequence[str], rows: Sequence[Mapping[str, Any]], titles: Sequence[str]) -> str:
     def is_number(value: Any) -> bool:
         return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -63,7 +63,7 @@ def _latex(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
         return "--" if value is None else _latex_text(_short(value, 4))
 
     lines = [f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
-             " & ".join(_latex_text(c) for c in columns) + r" \\", "\\midrule"]  # fmt: skip
+             " & ".join(_latex_text(c) for c in titles) + r" \\", "\\midrule"]  # fmt: skip
     lines += [" & ".join(cell(r.get(c)) for c in columns) + r" \\" for r in rows]
     lines += ["\\bottomrule", "\\end{tabular}"]
     return "\n".join(lines)
@@ -99,10 +99,12 @@ def render_table(
     *,
     document: Mapping[str, Any] | None = None,
     display: Sequence[str] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> str:
     """The rows in ``fmt`` (one of :data:`FORMATS`), without a trailing newline.
 
-    ``display``: the columns of the text and LaTeX tables (default: all)."""
+    ``display``: the columns of the text and LaTeX tables (default: all). ``headers``: header
+    text of some columns in the text, Markdown and LaTeX tables (CSV and JSON keep the names)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown table format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if fmt == "json":
@@ -110,8 +112,13 @@ def render_table(
     if fmt == "csv":
         return _csv(columns, rows)
     shown = [c for c in display if c in columns] if display is not None else list(columns)
+    named = dict(headers or {})
     if fmt == "latex":
-        return _latex(shown, rows)
+        return _latex(shown, rows, [named.get(c, c) for c in shown])
     if fmt == "text":
-        return _text(shown, [[_short(row.get(c), 4) for c in shown] for row in rows])
-    return _markdown(columns, [[_short(row.get(c)) for c in columns] for row in rows])
+        return _text(
+            [named.get(c, c) for c in shown], [[_short(row.get(c), 4) for c in shown] for row in rows]
+        )
+    return _markdown(
+        [named.get(c, c) for c in columns], [[_short(row.get(c)) for c in columns] for row in rows]
+    )

@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from modebench._words import counted
 from modebench.publish import atomic_output
 from modebench.render import figures
 from modebench.render.html import export_figures
@@ -167,7 +168,7 @@ def trajectory_html(result: StatsTable) -> str:
     lost = result.meta.get("lost_modes", {})
     counts = [[esc(step), esc(len(lost.get(str(step), {})))] for step in steps]
     sections = [
-        f'<p class="note">{len(steps)} runs of the same tasks ordered by training step. Retention compares '
+        f'<p class="note">{counted(len(steps), "run")} of the same tasks ordered by training step. Retention compares '
         "each step's verified modes per prompt with the first step's, over the prompts both graded.</p>",
         listed,
     ]
@@ -175,7 +176,7 @@ def trajectory_html(result: StatsTable) -> str:
         sections.append(_cell_section(level, domain, rows, steps))
     sections.append("<h2>Prompts that lost modes</h2>")
     sections.append(table(["step", "prompts with a lost first-step mode"], counts, numeric=(0, 1)))
-    return page(f"ModeBench trajectory over {len(steps)} steps", sections)
+    return page(f"ModeBench trajectory over {counted(len(steps), 'step')}", sections)
 
 
 def render_trajectory_html(

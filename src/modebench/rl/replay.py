@@ -158,7 +158,7 @@ class ReplayGRPOTrainer(GRPOTrainer):  # type: ignore[misc,unused-ignore]  # Any
         if groups:
             pad = self._tokenizer.pad_token_id  # GRPOTrainer.__init__ guarantees one
             was_training = model.training
-            model.eval()  # Re:Max scores exemplars in eval mode: no dropout, no random state used
+            model.train(False)  # eval mode, as Re:Max scores exemplars: no dropout, no random state used
             try:
                 loss, nlls, tokens = replay_nll(
                     model, [self._tokenized_prompt(g) for g in groups], groups,

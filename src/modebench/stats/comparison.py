@@ -36,6 +36,7 @@ from modebench.stats.retention import (
     retention,
     split_half,
 )
+from modebench.stats.sources import Filters
 from modebench.stats.summary import k_points, metrics_for
 from modebench.stats.table import StatsTable
 from modebench.suite.power import detectable_delta
@@ -178,19 +179,37 @@ def _empty_row(
 _scaled = scaled_column
 
 
-def _wald_p(estimate_: float | None, error: float | None, *, lower: bool = False) -> float | None:
+def _wald_p(
+    estimate_: float | None, error: float | None, prompts: int, *, lower: bool = False
+) -> float | None:
     """Normal-approximation p-value of a difference from its clustered standard error: two-sided,
     or one-sided for "below zero" (``lower``). None when there is no error to divide by.
 
     A zero standard error with a non-zero difference (every prompt differs by the same amount,
-    typical of a handful of prompts) gives no p-value: the approximation has nothing to stand on
-    there, and a p of 0 would read as certainty a reviewer cannot accept."""
-    if estimate_ is None or error is None:
+    typical of a handful of prompts; or a single prompt, which has no error) has no normal test, and a p of 0 would read as certainty: the
+    exact sign-flip test of those ``prompts`` answers instead (:func:`exact_sign_p`)."""
+    if estimate_ is None:
+        return None
+    if error is None and prompts == 1:  # one prompt: no error at all, but its one sign is testable
+        error = 0.0
+    if error is None:
         return None
     if error == 0:
-        return 1.0 if estimate_ == 0 else None
+        return 1.0 if estimate_ == 0 else exact_sign_p(estimate_, prompts, lower=lower)
     z = estimate_ / error
     return 0.5 * math.erfc(-z / math.sqrt(2)) if lower else math.erfc(abs(z) / math.sqrt(2))
+
+
+def exact_sign_p(difference: float, prompts: int, *, lower: bool = False) -> float | None:
+    """The exact sign-flip (paired permutation) test when each of ``prompts`` prompts differs by
+    the same ``difference``: under "A and B are exchangeable" every prompt's sign flips with
+    probability ½ independently, so only the 2 all-same-sign assignments (two-sided) or the one
+    all-below-zero assignment (``lower``) reach the observed mean. None without prompts."""
+    if prompts < 1:
+        return None
+    if lower:
+        return 0.5**prompts if difference < 0 else 1.0
+    return min(1.0, 2.0 * 0.5**prompts)
 
 
 def common_draws(pairs: Iterable[Pair]) -> tuple[int, int, int]:
@@ -240,7 +259,7 @@ def _group_rows(
             _mcnemar(row, freqs, col_a, col_b)
             row["p_value"] = row["mcnemar_p"]
         elif name in _TESTED:
-            row["p_value"] = _wald_p(row["estimate"], row["standard_error"])
+            row["p_value"] = _wald_p(row["estimate"], row["standard_error"], row["prompts"])
         rows.append(row)
         columns.append(diff)
     expected = [expected_retention(q[0].n, q[1].n, q[2].joint, common) for q in categories]
@@ -271,7 +290,7 @@ def _group_rows(
             a=estimate(freqs, base), b=estimate(freqs, ab), estimate=estimate(freqs, gap),
             standard_error=standard_error(freqs, gap), prompts=contributing,
         )  # fmt: skip
-        row["p_value"] = _wald_p(row["estimate"], row["standard_error"], lower=True)
+        row["p_value"] = _wald_p(row["estimate"], row["standard_error"], contributing, lower=True)
         rows.append(row)
         columns.append(gap)
     for row, interval in zip(rows, bootstrap.intervals(freqs, columns, settings)):
@@ -404,15 +423,20 @@ def compare(
     observers: tuple[Observer, Observer] | None = None,
     digests: tuple[Digest | None, Digest | None] | None = None,
     allow_unequal_draws: bool = False,
+    filters: Filters | None = None,
 ) -> StatsTable:
     """Paired comparison of receipt ``b`` against receipt ``a`` (differences are B − A).
 
-    ``observers``/``digests``: see :func:`paired_counts`. Runs and suites: :func:`modebench.stats.many.compare_runs`.
+    ``observers``/``digests``: see :func:`paired_counts`. ``filters``: only these cells (as
+    ``compare_runs``). Runs and suites: :func:`modebench.stats.many.compare_runs`.
     """
     chosen = settings if settings is not None else Bootstrap()
     groups, counts = paired_counts(a, b, observers=observers, digests=digests)
+    if filters:
+        groups = filters.apply(groups)
     if not groups:
-        raise InputError(f"{os.fspath(a)} and {os.fspath(b)} have no prompt in common")
+        what = "in the selected cells" if filters else "in common"
+        raise InputError(f"{os.fspath(a)} and {os.fspath(b)} have no prompt {what}")
     rows = compare_pairs(groups, ks, chosen, allow_unequal_draws=allow_unequal_draws)
     meta = {"a": _source(a), "b": _source(b), "coverage": coverage(groups, counts),
             "bootstrap": bootstrap_meta(chosen), "notes": budget_notes(groups)}  # fmt: skip

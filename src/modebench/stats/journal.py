@@ -70,7 +70,7 @@ __all__ = [
 
 T = TypeVar("T")
 _BLOCK = 1 << 20
-_WRONG = frozenset(STATUSES) - UNSCORABLE - {"correct"}  # scorable statuses of unverified attempts
+_WRONG = STATUSES - UNSCORABLE - {"correct"}  # scorable statuses of unverified attempts
 
 
 @dataclass(frozen=True)

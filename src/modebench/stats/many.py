@@ -162,4 +162,13 @@ def compare_runs(
     if len(runs) == 2:  # the two-run document keeps its coverage at the top, as before
         meta["coverage"] = comparisons[0]["coverage"]
     shown = DISPLAY if len(runs) > 2 else DISPLAY[1:]
-    return StatsTable(SCHEMA, COLUMNS, tuple(rows), meta, shown)
+    return StatsTable(SCHEMA, COLUMNS, tuple(rows), meta, shown, _headers(labels, first))
+
+
+def _headers(labels: list[str], first: int) -> dict[str, str]:
+    """The value columns a and b named after their runs in the displayed tables: the baseline's
+    label for a, and for a two-run comparison the other's for b (with more runs, run_b says)."""
+    headers = {"a": labels[first]}
+    if len(labels) == 2:
+        headers["b"] = labels[1 - first]
+    return headers

@@ -23,6 +23,9 @@ class StatsTable:
     meta: dict[str, Any] = field(default_factory=dict)
     # The columns a terminal or a paper table shows (text, LaTeX); None: all of them.
     display: tuple[str, ...] | None = None
+    # Header text of some columns in the text, Markdown and LaTeX tables (a comparison names its
+    # runs there); CSV and JSON keep the column names, which are the schema.
+    headers: dict[str, str] = field(default_factory=dict)
 
     def to_records(self) -> list[dict[str, Any]]:
         return [dict(row) for row in self.rows]

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from modebench import __version__
+from modebench._words import counted
 from modebench.contracts import (
     DOMAINS,
     LEVELS,
@@ -82,8 +83,9 @@ def generate_rows(config: str, seed: int, counts: dict[str, int]) -> dict[str, l
                 asked = sum(counts.get(name, 0) for name in SPLITS)
                 raise InputError(
                     f"{config}: could not draw {counts[split]} distinct {split} rows: the generator "
-                    f"gave only {len(seen)} distinct problems for this cell ({len(rows)} of them for "
-                    f"{split}) in {attempts} draws, so about {len(seen)} rows fit across all splits, "
+                    f"gave only {counted(len(seen), 'distinct problem')} for this cell ({len(rows)} of them for "
+                    f"{split}) in {counted(attempts, 'draw')}, so about {counted(len(seen), 'row')} fit across "
+                    "all splits, "
                     f"and {asked} were asked for"
                 )
             row = generate(level, rng)

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import Any
 
+from modebench._words import counted
 from modebench.validation import InputError, OptionError, positive_integer, unit_fraction
 
 _NORMAL = NormalDist()
@@ -111,7 +112,8 @@ def render(result: dict[str, Any]) -> str:
         return f"minimum detectable difference with {result['items']} items: {result['detectable_delta']:.4f}"
     draws = result["draws_per_prompt"]
     if draws == 1:
-        return f"items needed: {result['items']} items"
+        return f"items needed: {counted(result['items'], 'item')}"
     return (
-        f"items needed: {result['items']} items ({result['responses']} responses at {draws} draws per item)"
+        f"items needed: {counted(result['items'], 'item')} ({counted(result['responses'], 'response')} at "
+        f"{draws} draws per item)"
     )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from modebench.compat.backends import backend
 from modebench.compat.domain_modules import bare_candidate, parsed_reference, reference_validator
 
 #: Any level but 1 reads a reference without level-specific bounds (0.4.0's helpers had no level).
@@ -154,6 +155,20 @@ def _validate(program_text: str, spec: Mapping[str, Any], verifier: str) -> Math
     parsed = _reference(spec)
     steps, ids = _steps(parsed, candidate(program_text) or "")
     return _validation(parsed, spec, key, steps, ids)
+
+
+@backend("mathir")  # looked up at call time by ``verifier_worker.guarded_handle``
+def _execute_mathir_commands(program_text: str, spec: Mapping[str, Any]) -> MathIRValidation:
+    """Run a program (free-form or menu, by the spec's verifier) against its reference.
+
+    0.4.0's name for the step that applies a program's commands; its signature there took
+    0.4.0's parsed objects, here the program text and the reference (docs/compatibility.md).
+    Raises ``MathIRError`` when the program does not isolate the solution.
+    """
+    found = _validate(program_text, spec, str(spec.get("verifier")))
+    if found is None:
+        raise MathIRError("program does not isolate the solution")
+    return found
 
 
 def validate_mathir_algebra(program_text: str, spec: Mapping[str, Any]) -> MathIRValidation | None:

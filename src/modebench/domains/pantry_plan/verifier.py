@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from modebench.compat.backends import backend
 from modebench.compat.domain_modules import bare_candidate, parsed_reference, reference_validator
 from modebench.domains._protocol import Malformed
 from modebench.domains.pantry_plan.parse import parse_allocation
@@ -97,6 +98,7 @@ def plan_validation(spec: Mapping[str, Any], allocation: tuple[tuple[str, int], 
     return PantryPlanValidation(mode_key(ident for ident, _ in allocation), allocation, totals)
 
 
+@backend("pantry_plan")  # looked up at call time by ``verifier_worker.guarded_handle``
 def validate_pantry_plan(candidate: str, spec: Mapping[str, Any]) -> PantryPlanValidation | None:
     """Validate an allocation (no Level 1 projection); None when it is not feasible."""
     from modebench.compat.grading import extract_answer, validated_modebench_outcome_key

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Mapping
 from typing import Any
 
+from modebench.compat.backends import backend
 from modebench.compat.domain_modules import PythonFactorValidation, reference_validator
 from modebench.compat.routes import PythonModeBenchError, python_factor_route_signature
 from modebench.domains._protocol import InvalidReference, Malformed
@@ -34,6 +35,7 @@ def parse_python_factor_spec(spec: Mapping[str, Any]) -> tuple[int, ...]:
         raise PythonModeBenchError(exc.detail) from None
 
 
+@backend("python_factors")  # looked up at call time by ``verifier_worker.guarded_handle``
 def execute_python_factor_candidate(candidate: str, spec: Mapping[str, Any]) -> PythonFactorValidation:
     """Run a candidate on the spec's cases in the bounded worker (never in this process)."""
     from modebench.domains.python_factors.process import validate_python_factor_function_external
