@@ -195,3 +195,22 @@ def test_assembled_line_round_trip() -> None:
     with pytest.raises(ValueError):
         assemble.parse_assembled(b"A[1]\t{}\n")
     assert base64.b64encode(parsed.packed)  # the ledger's bytes, as set_result packs them
+
+
+def test_a_replaced_worker_command_goes_the_groups_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outcomes: list[str]
+) -> None:
+    # 0.4.0's tests replace BoundedWorker.worker_command; such a worker is spoken to as 0.4.0 spoke
+    # (modebench.isolation.process): no prompts request is sent to it, the parent assembles.
+    from modebench.isolation import process
+
+    source = _input(tmp_path / "in.jsonl", {}, prompts=20)
+    evaluate_file(source, tmp_path / "plain.json", run=RUN)
+    plain = outcomes[:]
+    outcomes.clear()
+    monkeypatch.setattr(
+        process.BoundedWorker, "worker_command", lambda self: process.worker_command(self.module)
+    )
+    evaluate_file(source, tmp_path / "replaced.json", run=RUN)
+    assert plain == ["A"] * 20 and outcomes == ["P"] * 20
+    _same(tmp_path / "replaced.json", tmp_path / "plain.json")

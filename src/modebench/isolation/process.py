@@ -417,7 +417,11 @@ class BoundedWorker:
         ``count`` prompts are answered. On any failure the worker is replaced and the lines read
         so far come back with False: the caller grades the rest with ``grade_groups``, which
         places and reports the failure exactly as a ``groups`` request does. ``domains``: the
-        prompts' domains, warmed first as :meth:`want` says."""
+        prompts' domains, warmed first as :meth:`want` says. A worker from a replaced
+        ``worker_command`` speaks 0.4.0's protocol: nothing is sent, everything goes the
+        ``grade_groups`` way."""
+        if self._command_replaced():
+            return [[]], False
         self.want(domains)
         with self._lock:
             self._check_cancel()
@@ -447,7 +451,11 @@ class BoundedWorker:
         caller can also produce itself (``prepare``), so a failure needs no diagnostic.
 
         Each reply has ``seconds``: a ``prepare`` line may warm a domain (import SymPy) before
-        its reference check, which the worker itself bounds by the reference deadline."""
+        its reference check, which the worker itself bounds by the reference deadline. A worker
+        from a replaced ``worker_command`` speaks 0.4.0's protocol, which has no such request:
+        None, without sending it (its greeting or error reply was taken for prepared lines)."""
+        if self._command_replaced():
+            return None
         with self._lock:
             self._check_cancel()
             try:
