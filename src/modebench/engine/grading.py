@@ -143,10 +143,13 @@ class Grading:
         except Exception as exc:  # kept for after preflight; see the class docstring
             self._error, self._feed = exc, None
 
+    def live(self, count: int) -> None:
+        """Report a grading event per committed prompt from now on (``count``: the total)."""
+        self._groups.progress, self._groups.count = self.progress, count
+
     def start(self, count: int) -> None:
         """Preflight has passed: replay the grading events so far, then report live."""
-        groups = self._groups
-        groups.progress, groups.count = self.progress, count
+        self.live(count)
         event(self.progress, "grading", 0, count)
         for done in range(1, self.journal.done + 1):
             event(self.progress, "grading", done, count)
@@ -213,5 +216,5 @@ def grade_pending(
     if journal.done == count:
         return
     with Grading(ledger, journal, grader, tallied, progress) as grading:
-        grading._groups.progress, grading._groups.count = progress, count
+        grading.live(count)
         grading.finish(count, selection)
