@@ -332,7 +332,7 @@ class ReMaxBank:
                     "answer": entry.answer,
                     "reference_sha256": entry.reference_sha256,
                     "prompt": entry.prompt,
-                    "counts": entry.counts,
+                    "counts": dict(entry.counts),  # copies: the state never aliases the live bank
                     "exemplars": [[key, _pack(ids), text] for key, (ids, text) in entry.exemplars.items()],
                 }
             )
@@ -341,7 +341,7 @@ class ReMaxBank:
             "identity": self.identity(),
             "frozen": self.frozen,
             "cursor": self._cursor,
-            "order": self._order,
+            "order": list(self._order),
             "offered": self.offered,
             "admitted": self.admitted,
             "prompts": prompts,
@@ -354,8 +354,9 @@ class ReMaxBank:
         temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
             with open(temporary, "wb") as raw:
-                # mtime=0: the same state gives the same bytes.
-                with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0) as handle:
+                # mtime=0 and no file name (GzipFile would store the temporary's, which holds the
+                # process id): the same state gives the same bytes in any process.
+                with gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=1, mtime=0) as handle:
                     handle.write(
                         json.dumps(self.state(), ensure_ascii=False, allow_nan=False).encode("utf-8")
                     )
