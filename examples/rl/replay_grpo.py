@@ -126,37 +126,6 @@ def tiny_answers(rows: Sequence[dict[str, Any]]) -> list[str]:
     return answers
 
 
-class BankedReward:
-    """``TRLReward`` that also offers each graded completion to a ``ReMaxBank`` with the token ids
-    TRL sampled and whether it was truncated — TRL's own rule, a completion whose last token is not
-    an end-of-sequence or pad token (``GRPOTrainer._generate_and_score_completions``,
-    ``mask_truncated_completions``). (Once the recorder passes ``completion_ids`` and
-    ``truncated`` to its bank, ``RolloutRecorder(bank=…)`` does the same.)"""
-
-    __name__ = "modebench"
-
-    def __init__(self, reward: Any, bank: Any, stop_ids: Sequence[int]) -> None:
-        self.reward = reward
-        self.bank = bank
-        self.stop_ids = frozenset(stop_ids)
-
-    def __call__(self, prompts: Any, completions: Any, completion_ids: Any = None, **kwargs: Any) -> Any:
-        from modebench.rl import completion_text
-
-        rewards = self.reward(prompts, completions, completion_ids, **kwargs)
-        if self.bank is not None and completion_ids is not None:
-            for row, result in enumerate(self.reward.last):
-                ids = [int(token) for token in completion_ids[row]]
-                self.bank.offer(
-                    str(kwargs["prompt_id"][row]), level=result.level, domain=result.domain,
-                    answer=json.loads(kwargs["answer"][row]), reference_sha256=result.reference_sha256,
-                    text=completion_text(completions[row], row), status=result.status,
-                    canonical_key=result.canonical_key, prompt=prompts[row], completion_ids=ids,
-                    truncated=not ids or ids[-1] not in self.stop_ids,
-                )  # fmt: skip
-        return rewards
-
-
 def build_arm(
     arm: str, rows: list[dict[str, Any]], options: argparse.Namespace, grader: Any
 ) -> tuple[Any, Any, Any]:
@@ -185,8 +154,12 @@ def build_arm(
     else:
         tokenizer = AutoTokenizer.from_pretrained(options.model)
         model = AutoModelForCausalLM.from_pretrained(options.model)
-    recorder = RolloutRecorder(receipts_dir=folder / "receipts", grader=grader, min_defined_prompts=1)
+    # The standard path: the recorder offers every graded training row — every rank's, with its
+    # token ids and TRL's truncation flag — to the Re:Max bank, once; the replay trainer reads it.
     bank = None if arm == "grpo" else ReMaxBank(options.capacity)
+    recorder = RolloutRecorder(
+        bank=bank, receipts_dir=folder / "receipts", grader=grader, min_defined_prompts=1
+    )
     args = trl.GRPOConfig(
         output_dir=str(folder / "trainer"), per_device_train_batch_size=len(rows) * options.generations // 2,
         gradient_accumulation_steps=2, num_generations=options.generations,
@@ -199,16 +172,15 @@ def build_arm(
     common: dict[str, Any] = {
         "model": model, "args": args, "train_dataset": Dataset.from_list(rows), "processing_class": tokenizer,
     }  # fmt: skip
-    reward = BankedReward(TRLReward(grader, recorder=recorder), bank, [])
+    reward = TRLReward(grader, recorder=recorder)
     if arm == "grpo":
         trainer = trl.GRPOTrainer(reward_funcs=[reward], **common)
     else:
         mode = "replay" if arm == "replay" else "compute_only"
         replay = ReplayConfig(mode=mode, alpha=options.alpha, scaling=options.scaling)
-        trainer = ReplayGRPOTrainer(reward_funcs=[reward], bank=bank, replay=replay, **common)
-    # TRL's own end of a completion: its eos ids and the pad token, as resolved by the trainer.
-    text_tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
-    reward.stop_ids = frozenset([*trainer.eos_token_ids, text_tokenizer.pad_token_id])
+        trainer = ReplayGRPOTrainer(reward_funcs=[reward], replay=replay, **common)  # the recorder's bank
+    # Ahead of the reporters; hands the reward function TRL's end of a completion (the trainer's
+    # eos ids and the pad token), from which each row's `truncated` flag follows.
     ModebenchCallback(recorder).attach(trainer)
     return trainer, recorder, bank
 
@@ -224,7 +196,7 @@ def run_arm(arm: str, rows: list[dict[str, Any]], options: argparse.Namespace, g
         "steps": trainer.state.global_step,
         "replay_forward_passes": getattr(trainer, "replay_forward_passes", 0),
         "replay_forward_tokens": getattr(trainer, "replay_forward_tokens", 0),
-        "bank": None if bank is None else bank.diagnostics(),
+        "bank": None if bank is None else {**bank.diagnostics(), "offered": float(bank.offered)},
     }
 
 

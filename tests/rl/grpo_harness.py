@@ -33,6 +33,7 @@ from modebench.rl import (
     ModeBank,
     ModebenchCallback,
     NoveltyBonus,
+    ReMaxBank,
     RolloutRecorder,
     TRLReward,
     generated_rows,
@@ -128,8 +129,14 @@ class RecordingBank(ModeBank):
         return super().offer(prompt_id, **fields)
 
 
+def bank_state(bank: Any) -> dict[str, Any]:
+    """The whole state of a ``ModeBank`` (``state_dict``) or a ``ReMaxBank`` (``state``)."""
+    state: dict[str, Any] = bank.state() if isinstance(bank, ReMaxBank) else bank.state_dict()
+    return state
+
+
 class Snapshots(TrainerCallback):  # type: ignore[misc]
-    """The bank's state and the recorder's latest metrics at the end of every step."""
+    """The bank's state at the end of every step (after the callback's flush: it runs first)."""
 
     def __init__(self, recorder: RolloutRecorder) -> None:
         self.recorder = recorder
@@ -137,7 +144,7 @@ class Snapshots(TrainerCallback):  # type: ignore[misc]
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         assert self.recorder.bank is not None
-        self.banks.append({"step": state.global_step, "bank": self.recorder.bank.state_dict()})
+        self.banks.append({"step": state.global_step, "bank": bank_state(self.recorder.bank)})
 
 
 class StopAt(TrainerCallback):  # type: ignore[misc]
@@ -167,8 +174,15 @@ def make_trainer(  # noqa: PLR0913 - the knobs the tests turn
     stop_at: int | None = None,
     resume_from: Path | None = None,
     multi_rank: bool = False,
+    bank: Any = None,
+    trainer_class: type[GRPOTrainer] = GRPOTrainer,
+    trainer_options: dict[str, Any] | None = None,
+    max_completion_length: int = 1,
+    generation_kwargs: dict[str, Any] | None = None,
 ) -> tuple[GRPOTrainer, Spy, RolloutRecorder, Snapshots]:
-    bank = RecordingBank(capacity=4)
+    """A GRPO run on the tiny model; ``bank`` defaults to a :class:`RecordingBank`, and
+    ``trainer_class`` (with ``trainer_options``) may be ``ReplayGRPOTrainer``."""
+    bank = RecordingBank(capacity=4) if bank is None else bank
     recorder = RolloutRecorder(bank=bank, receipts_dir=receipts, grader=grader, min_defined_prompts=1)
     reward = Spy(grader, recorder=recorder, shaping=shaping)
     extra: dict[str, Any] = {}
@@ -178,13 +192,15 @@ def make_trainer(  # noqa: PLR0913 - the knobs the tests turn
         extra["ddp_backend"] = "gloo"
     args = GRPOConfig(
         output_dir=str(out), per_device_train_batch_size=per_device, num_generations=generations,
-        max_completion_length=1, max_steps=steps, logging_steps=1, learning_rate=1e-3, beta=0.0,
+        max_completion_length=max_completion_length, generation_kwargs=generation_kwargs, max_steps=steps,
+        logging_steps=1, learning_rate=1e-3, beta=0.0,
         report_to=[], save_strategy="steps" if save_steps else "no", save_steps=save_steps or 500,
         use_cpu=True, bf16=False, seed=0, temperature=1.0, dataloader_num_workers=0, **extra,
     )  # fmt: skip
-    trainer = GRPOTrainer(
+    trainer = trainer_class(
         model=tiny_model(tokenizer), reward_funcs=[reward], args=args, train_dataset=Dataset.from_list(rows),
         eval_dataset=None if eval_rows is None else Dataset.from_list(eval_rows), processing_class=tokenizer,
+        **(trainer_options or {}),
     )  # fmt: skip
     ModebenchCallback(recorder, resume_from=resume_from).attach(trainer)
     # The trainer's stop ids reached the reward function (TRL's truncation rule).
