@@ -34,6 +34,7 @@ from modebench.rl import (
     ModebenchCallback,
     NoveltyBonus,
     ReMaxBank,
+    ReplayGroup,
     RolloutRecorder,
     TRLReward,
     generated_rows,
@@ -135,6 +136,38 @@ def bank_state(bank: Any) -> dict[str, Any]:
     return state
 
 
+class ScheduleBank(ReMaxBank):
+    """A :class:`ReMaxBank` that keeps each offer's prompt id and each scheduled call's groups."""
+
+    def __init__(self, capacity: int = 4) -> None:
+        super().__init__(capacity=capacity)
+        self.offers: list[str] = []
+        self.served: list[tuple[int, list[str]]] = []  # (cursor before the call, prompt ids)
+
+    def offer(self, prompt_id: str, **fields: Any) -> bool:
+        self.offers.append(prompt_id)
+        return super().offer(prompt_id, **fields)
+
+    def replay_groups(self) -> list[ReplayGroup]:
+        self.seal()
+        before = self.cursor
+        groups = super().replay_groups()
+        self.served.append((before, [group.prompt_id for group in groups]))
+        return groups
+
+
+def witness_bias(tokenizer: PreTrainedTokenizerFast, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """``generation_kwargs`` making completions the Re:Max bank admits common: +3 on every witness
+    token of ``rows``, +10 on the end of sequence right after one (``sequence_bias``, sampling only)."""
+    eos = tokenizer.eos_token_id
+    witnesses = set()
+    for row in rows:
+        witnesses.update(plugin(row["domain"]).witnesses(row["level"], json.loads(row["answer"]))[:3])
+    ids = sorted(tokenizer.convert_tokens_to_ids(w) for w in witnesses)
+    bias = [[[token], 3.0] for token in ids] + [[[token, eos], 10.0] for token in ids]
+    return {"sequence_bias": bias}
+
+
 class Snapshots(TrainerCallback):  # type: ignore[misc]
     """The bank's state at the end of every step (after the callback's flush: it runs first)."""
 
@@ -212,18 +245,30 @@ def make_trainer(  # noqa: PLR0913 - the knobs the tests turn
     return trainer, reward, recorder, snapshots
 
 
-def main(out: Path) -> None:
-    """One rank of the two-rank run (``torchrun`` sets the rank)."""
+def main(out: Path, replay: bool = False) -> None:
+    """One rank of the two-rank run (``torchrun`` sets the rank); with ``replay``, a
+    ``ReplayGRPOTrainer`` reading the recorder's ``ReMaxBank``."""
     rows = train_rows(per_config=3)  # 6 prompts: 3 per step of 12 completions, so groups split
     tokenizer = build_tokenizer(answers_for(rows))
+    options: dict[str, Any] = {}
+    if replay:
+        from modebench.rl.replay import ReplayConfig, ReplayGRPOTrainer
+
+        options = {
+            "bank": ScheduleBank(), "trainer_class": ReplayGRPOTrainer, "max_completion_length": 2,
+            "trainer_options": {"replay": ReplayConfig(alpha=0.5, scaling="none")},
+            "generation_kwargs": witness_bias(tokenizer, rows),
+        }  # fmt: skip
     with BatchGrader(1) as grader:
         trainer, reward, recorder, snapshots = make_trainer(
             out, rows, tokenizer, grader, steps=3, per_device=6, generations=4,
             shaping=NoveltyBonus(bonus=0.5, scope="group"), receipts=out / "receipts", multi_rank=True,
+            **options,
         )  # fmt: skip
         trainer.train()
     rank = trainer.accelerator.process_index
     assert trainer.accelerator.num_processes == 2
+    bank = recorder.bank
     result = {
         "rank": rank,
         "calls": reward.trace,
@@ -233,7 +278,12 @@ def main(out: Path) -> None:
         "receipts": [str(record.receipt) if record.receipt else None for record in recorder.steps],
         "recorder": recorder.state_dict(),
         "stop_token_ids": sorted(reward.inner.stop_token_ids or []),
-        "offers": recorder.bank.offers if isinstance(recorder.bank, RecordingBank) else [],
+        "offers": bank.offers if isinstance(bank, RecordingBank | ScheduleBank) else [],
+        "served": bank.served if isinstance(bank, ScheduleBank) else [],
+        "parameters": {
+            name: parameter.detach().flatten().tolist()
+            for name, parameter in trainer.model.named_parameters()
+        },
     }
     (out / f"rank-{rank}.json").write_text(json.dumps(result, default=str), encoding="utf-8")
 
@@ -243,4 +293,4 @@ if __name__ == "__main__":
     import signal
 
     faulthandler.register(signal.SIGUSR1)  # a hung rank's stacks, on demand
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), replay=sys.argv[2:] == ["replay"])

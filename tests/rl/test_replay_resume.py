@@ -28,8 +28,7 @@ from typing import Any
 
 import pytest
 
-from modebench.domains import plugin
-from modebench.rl import BatchGrader, ReMaxBank, ReplayGroup, trainer_rows
+from modebench.rl import BatchGrader, ReMaxBank, trainer_rows
 
 if os.environ.get("CI") == "true":
     import torch  # noqa: F401  # in CI a missing rl package is a failure, never a skip
@@ -41,38 +40,15 @@ else:
 
 from modebench.rl.checkpoint import BANK_FILE, STATE_FILE  # noqa: E402
 from modebench.rl.replay import ReplayConfig, ReplayGRPOTrainer  # noqa: E402
-from tests.rl.grpo_harness import answers_for, bank_state, build_tokenizer, make_trainer, train_rows  # noqa: E402
-
-
-class ScheduleBank(ReMaxBank):
-    """A :class:`ReMaxBank` that keeps each offer's prompt id and each scheduled call's groups."""
-
-    def __init__(self) -> None:
-        super().__init__(capacity=4)
-        self.offers: list[str] = []
-        self.served: list[tuple[int, list[str]]] = []  # (cursor before the call, prompt ids)
-
-    def offer(self, prompt_id: str, **fields: Any) -> bool:
-        self.offers.append(prompt_id)
-        return super().offer(prompt_id, **fields)
-
-    def replay_groups(self) -> list[ReplayGroup]:
-        self.seal()
-        before = self.cursor
-        groups = super().replay_groups()
-        self.served.append((before, [group.prompt_id for group in groups]))
-        return groups
-
-
-def witness_bias(tokenizer: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """``generation_kwargs``: +3 on every witness token, +10 on the end of sequence right after one."""
-    eos = tokenizer.eos_token_id
-    witnesses = set()
-    for row in rows:
-        witnesses.update(plugin(row["domain"]).witnesses(row["level"], json.loads(row["answer"]))[:3])
-    ids = sorted(tokenizer.convert_tokens_to_ids(w) for w in witnesses)
-    bias = [[[token], 3.0] for token in ids] + [[[token, eos], 10.0] for token in ids]
-    return {"sequence_bias": bias}
+from tests.rl.grpo_harness import (  # noqa: E402
+    ScheduleBank,
+    answers_for,
+    bank_state,
+    build_tokenizer,
+    make_trainer,
+    train_rows,
+    witness_bias,
+)
 
 
 def replay_trainer(
