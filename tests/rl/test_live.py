@@ -148,8 +148,11 @@ def test_count_as_incorrect_counts_the_completion_in_the_metrics_and_the_receipt
     name = f"modebench/level{first['level']}_{first['domain']}"
     with BatchGrader(1, unscorable="count-as-incorrect") as counting:
         recorder = RolloutRecorder(receipts_dir=tmp_path, grader=counting, min_defined_prompts=1)
-        rewards = _reward_call(TRLReward(counting, recorder=recorder), batch)
+        reward = TRLReward(counting, recorder=recorder)
+        rewards = _reward_call(reward, batch)
         step = recorder.flush(1)
+        _reward_call(reward, completions(records[:2], lambda r: r["responses"]))
+        assert recorder.flush(2) is not None
     assert rewards[-1] == 0.0  # what the trainer was given
     assert step is not None
     # The completion is an incorrect draw of its prompt (as the trainer saw it), and unscorable.
@@ -166,6 +169,8 @@ def test_count_as_incorrect_counts_the_completion_in_the_metrics_and_the_receipt
     report = read_report(step.receipt)
     assert report.status == "completed" and len(report.cells) == 2
     _cells_equal_metrics(report, step.metrics)
+    # Every step of the run is published under the run's policy, and trajectory reads them.
+    assert cli_main(["trajectory", *recorder.trajectory_runs()]) == 0
 
 
 def test_mask_leaves_the_prompt_out_and_publishes_under_fail_run(tmp_path, records):

@@ -20,8 +20,10 @@ rules (the file and function of Re:Max each rule follows are named), beside
 * **Exemplar at discovery.** Offers arrive one row at a time; the rows offered since the last
   seal are one batch. A mode found for the first time in a batch gets, when the batch is sealed,
   the smallest token tuple among that batch's candidates of the mode (``min(candidates)`` in
-  ``score_and_update``); it is never replaced afterwards. A batch is sealed by :meth:`seal` and
-  by every read of exemplars, the schedule or the state.
+  ``score_and_update``); it is never replaced afterwards. A batch is sealed by :meth:`seal` —
+  :class:`~modebench.rl.live.RolloutRecorder` calls it after offering each gathered reward call's
+  rows, so on the standard path a batch is one generation batch, the same on every rank — and by
+  every read of exemplars, the schedule or the state.
 * **First-come capacity.** At most ``capacity`` exemplars per prompt; the modes found first keep
   the slots. Several new modes in one batch take the free slots in the order of their keys
   (``for new_key in sorted(new_keys): if len(prompt_exemplars) >= capacity: break``).
