@@ -21,6 +21,7 @@ from modebench.contracts import normalize_level
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
 from modebench.domains import canonical as canonical_domain
 from modebench.engine import Execution, RunSpec, evaluate
+from modebench.failures import policy as _policy
 from modebench.identity import canonical as canonical_json
 from modebench.identity import digest_json as sha256_json
 from modebench.identity import software_identity
@@ -37,6 +38,8 @@ __all__ = [
     "open_pool",
     "prepared",
     "publish_receipt",
+    "receipt_policy",
+    "scored_attempts",
     "sha256_json",
     "software",
 ]
@@ -81,6 +84,20 @@ def grade_prepared(pool: Pool, items: list[dict[str, Any]]) -> list[list[dict[st
     return out
 
 
+def receipt_policy(unscorable: str) -> str:
+    """``evaluate``'s ``--unscorable`` policy matching a reward policy: ``count-as-incorrect`` for
+    ``"count-as-incorrect"``, else ``fail-run`` (0.4.0's: ``"raise"`` and ``"mask"`` give an
+    unscorable completion no score, so its prompt fails)."""
+    return _policy.COUNT_AS_INCORRECT if unscorable == "count-as-incorrect" else _policy.FAIL_RUN
+
+
+def scored_attempts(receipt_unscorable: str, attempts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The attempts as ``evaluate`` scores them under its ``--unscorable`` policy: under
+    ``count-as-incorrect`` a timeout or resource limit becomes an incorrect draw (a worker
+    failure still fails its prompt); under ``fail-run`` unchanged."""
+    return _policy.apply(receipt_unscorable, attempts)
+
+
 def publish_receipt(
     records: Path,
     receipt: Path,
@@ -88,13 +105,15 @@ def publish_receipt(
     graded: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]],
     *,
     min_defined_prompts: int,
+    unscorable: str = _policy.FAIL_RUN,
 ) -> Any:
     """Evaluate ``records`` (custom-reference JSONL) into ``receipt`` exactly as
-    ``modebench evaluate`` does, answering prompts already graded from ``graded`` (prepared
-    prompt, attempts) instead of grading them again (``modebench.backends.memo``)."""
+    ``modebench evaluate`` does (``unscorable``: its ``--unscorable`` policy), answering prompts
+    already graded from ``graded`` (prepared prompt, attempts) instead of grading them again
+    (``modebench.backends.memo``)."""
     memo = GradeMemo()
     for item, attempts in graded:
         memo.put(item, attempts)
     grader = MemoGrader(pool, memo)
-    options = EvaluationOptions(min_defined_prompts=min_defined_prompts)
+    options = EvaluationOptions(min_defined_prompts=min_defined_prompts, unscorable=unscorable)
     return evaluate(RunSpec.build(records, receipt, options, Execution(grader=grader)))
