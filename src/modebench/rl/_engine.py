@@ -20,6 +20,7 @@ from modebench.backends.memo import GradeMemo, MemoGrader
 from modebench.contracts import normalize_level
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
 from modebench.domains import canonical as canonical_domain
+from modebench.domains._pipeline import EncodedAnswer
 from modebench.engine import Execution, RunSpec, evaluate
 from modebench.identity import canonical as canonical_json
 from modebench.identity import digest_json as sha256_json
@@ -37,6 +38,7 @@ __all__ = [
     "open_pool",
     "prepared",
     "publish_receipt",
+    "sendable",
     "sha256_json",
     "software",
 ]
@@ -60,6 +62,14 @@ def software() -> dict[str, Any]:
 def open_pool(workers: int) -> Pool:
     """``workers`` lazily started isolated verifier workers, as ``evaluate --workers N``."""
     return ParallelGrader(workers)
+
+
+def sendable(parsed_answer: dict[str, Any]) -> dict[str, Any]:
+    """A validated reference ready to be sent step after step: a private copy that carries its
+    wire encoding, so the pool does not encode the whole reference again for every batch (the
+    same string either way: ``domains._pipeline.EncodedAnswer``). Raises TypeError/ValueError
+    for a reference that is not finite JSON (a validated one always is)."""
+    return EncodedAnswer(parsed_answer)
 
 
 def prepared(level: int, domain: str, parsed_answer: dict[str, Any], responses: list[str]) -> dict[str, Any]:
