@@ -10,7 +10,7 @@ uses, hence the same isolation, deadlines, caps and verdict contract), reference
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -83,12 +83,11 @@ def prepared(level: int, domain: str, parsed_answer: dict[str, Any], responses: 
     }
 
 
-def grade_prepared(pool: Pool, items: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """Each prepared prompt's attempts, in input order (one result dict per response)."""
-    out: list[list[dict[str, Any]]] = [[] for _ in items]
+def grade_prepared(pool: Pool, items: list[dict[str, Any]]) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """``(index, attempts)`` of each prepared prompt (one result dict per response), yielded as
+    the pool finishes them, so the caller's bookkeeping overlaps the grading of later prompts."""
     for seq, _, attempts in pool.results(enumerate(items)):
-        out[seq] = attempts
-    return out
+        yield seq, attempts
 
 
 def publish_receipt(

@@ -161,7 +161,7 @@ def _graded(  # noqa: PLR0913 - one Graded's fields, as the dataclass lists them
 class _Group:
     """One distinct reference of a batch: its validated form and its distinct texts."""
 
-    __slots__ = ("index", "key", "reference", "sha256", "encoded", "texts")
+    __slots__ = ("index", "key", "reference", "sha256", "encoded", "texts", "rows")
 
     def __init__(
         self, index: int, key: tuple[int, str, str], reference: dict[str, Any], sha256: str, encoded: Any
@@ -172,6 +172,7 @@ class _Group:
         self.sha256 = sha256
         self.encoded = encoded  # the reference as sent, its wire encoding made once (_engine.sendable)
         self.texts: dict[str, int] = {}  # distinct text -> position in this prompt's responses
+        self.rows: list[tuple[int, int]] = []  # (batch row, position of its text)
 
 
 #: ``_name``'s marker for an answer named by the object itself rather than by its JSON text.
@@ -297,14 +298,13 @@ class BatchGrader:
         policy = self.unscorable if unscorable is None else check_policy(unscorable)
         with self._lock:
             pool = self.pool
-            # Per distinct reference of the batch (in first-seen order), its distinct texts in
-            # first-seen order -> position; per row, its reference's group and its text's position.
+            # Per distinct reference of the batch (in first-seen order): its distinct texts in
+            # first-seen order -> position, and its rows with their text's position.
             groups: dict[tuple[int, str, str], _Group] = {}
             # How a row names its reference (level, domain and the answer's text, or the answer
             # object itself) -> its group: one dict lookup for each of the many rows that repeat
             # a prompt, so a reference is looked up and its key built once per batch.
             named: dict[tuple[Any, ...], _Group] = {}
-            placed: list[tuple[_Group, int]] = []
             held: list[Any] = []  # the named answer objects, so no id in ``named`` is reused
             for row, completion in enumerate(completions):
                 response = completion.response
@@ -324,29 +324,31 @@ class BatchGrader:
                 position = texts.get(response)
                 if position is None:
                     position = texts[response] = len(texts)
-                placed.append((group, position))
+                group.rows.append((row, position))
             items = [
                 _engine.prepared(group.key[0], group.key[1], group.encoded, list(group.texts))
                 for group in groups.values()
             ]
-            graded = _engine.grade_prepared(pool, items)
-            self.last_items, self.last_distinct = (
-                len(completions),
-                sum(len(group.texts) for group in groups.values()),
-            )
-            out: list[Graded] = []
-            first_unscorable = -1
-            for row, (completion, (group, position)) in enumerate(zip(completions, placed)):
-                attempt = dict(graded[group.index][position])  # each row owns its result
-                status = attempt["status"]
-                if first_unscorable < 0 and status in _engine.UNSCORABLE:
-                    first_unscorable = row
-                out.append(
-                    _graded(
+            # Rows are built prompt by prompt as the pool hands each one back, while it grades
+            # the next ones; every row lands at its own index.
+            ordered = list(groups.values())
+            out: list[Graded] = [None] * len(completions)  # type: ignore[list-item]  # all filled below
+            first_unscorable = len(completions)
+            filled = 0
+            for index, attempts in _engine.grade_prepared(pool, items):
+                group = ordered[index]
+                filled += len(group.rows)
+                level, domain = group.key[0], group.key[1]
+                for row, position in group.rows:
+                    attempt = dict(attempts[position])  # each row owns its result
+                    status = attempt["status"]
+                    if status in _engine.UNSCORABLE and row < first_unscorable:
+                        first_unscorable = row
+                    out[row] = _graded(
                         row,
-                        completion.prompt_id,
-                        group.key[0],
-                        group.key[1],
+                        completions[row].prompt_id,
+                        level,
+                        domain,
                         status,
                         attempt["verified"],
                         attempt["canonical_key"],
@@ -355,8 +357,11 @@ class BatchGrader:
                         group.sha256,
                         group.reference,
                     )
-                )
-        if policy == "raise" and first_unscorable >= 0:
+            if filled != len(completions):  # the pool answers every prompt; never return holes
+                raise RuntimeError("the worker pool did not return every prompt of the batch")
+            self.last_items = len(completions)
+            self.last_distinct = sum(len(group.texts) for group in groups.values())
+        if policy == "raise" and first_unscorable < len(out):
             raise UnscorableCompletion(out[first_unscorable], out)
         return out
 
