@@ -10,7 +10,7 @@ uses, hence the same isolation, deadlines, caps and verdict contract), reference
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from modebench.backends.memo import GradeMemo, MemoGrader
 from modebench.contracts import normalize_level
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
 from modebench.domains import canonical as canonical_domain
+from modebench.domains._pipeline import EncodedAnswer
 from modebench.engine import Execution, RunSpec, evaluate
 from modebench.failures import policy as _policy
 from modebench.identity import canonical as canonical_json
@@ -40,6 +41,7 @@ __all__ = [
     "publish_receipt",
     "receipt_policy",
     "scored_attempts",
+    "sendable",
     "sha256_json",
     "software",
 ]
@@ -65,6 +67,14 @@ def open_pool(workers: int) -> Pool:
     return ParallelGrader(workers)
 
 
+def sendable(parsed_answer: dict[str, Any]) -> dict[str, Any]:
+    """A validated reference ready to be sent step after step: a private copy that carries its
+    wire encoding, so the pool does not encode the whole reference again for every batch (the
+    same string either way: ``domains._pipeline.EncodedAnswer``). Raises TypeError/ValueError
+    for a reference that is not finite JSON (a validated one always is)."""
+    return EncodedAnswer(parsed_answer)
+
+
 def prepared(level: int, domain: str, parsed_answer: dict[str, Any], responses: list[str]) -> dict[str, Any]:
     """A prompt in the shape the pool grades (``evaluation.Preflight.accept``'s record): the
     validated reference in ``row["answer"]``, the texts in ``raw["responses"]``."""
@@ -76,12 +86,11 @@ def prepared(level: int, domain: str, parsed_answer: dict[str, Any], responses: 
     }
 
 
-def grade_prepared(pool: Pool, items: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """Each prepared prompt's attempts, in input order (one result dict per response)."""
-    out: list[list[dict[str, Any]]] = [[] for _ in items]
+def grade_prepared(pool: Pool, items: list[dict[str, Any]]) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """``(index, attempts)`` of each prepared prompt (one result dict per response), yielded as
+    the pool finishes them, so the caller's bookkeeping overlaps the grading of later prompts."""
     for seq, _, attempts in pool.results(enumerate(items)):
-        out[seq] = attempts
-    return out
+        yield seq, attempts
 
 
 def receipt_policy(unscorable: str) -> str:
