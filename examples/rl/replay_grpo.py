@@ -40,7 +40,7 @@ import random
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 ARMS = ("grpo", "replay", "control")
 CONFIGS = ("level1_countdown", "level1_graph_coloring")
@@ -71,12 +71,15 @@ def training_rows(prompts_per_config: int, seed: int) -> list[dict[str, Any]]:
         for _ in range(1000 * prompts_per_config):
             if len(seen) == prompts_per_config:
                 break
-            row = plugin(domain).generate(level, rng)
+            generate = plugin(domain).generate
+            if generate is None:  # every built-in domain has a generator; a plug-in may not
+                raise RuntimeError(f"{config}: its domain has no generator")
+            row = generate(level, rng)
             if row["problem"] in evaluation or row["problem"] in seen:
                 continue  # never train on the evaluation split
             seen.add(row["problem"])
             answer = json.loads(row["answer"]) if isinstance(row["answer"], str) else row["answer"]
-            task = Task(f"train/{config}/{len(seen) - 1}", level, domain, row["problem"], answer)
+            task = Task(f"train/{config}/{len(seen) - 1}", level, cast(Any, domain), row["problem"], answer)
             rows.append({"prompt": [dict(m) for m in make_prompt(task)], "prompt_id": task.id, "level": level,
                          "domain": domain, "answer": canonical_json(answer)})  # fmt: skip
         if len(seen) < prompts_per_config:
@@ -88,12 +91,12 @@ def training_rows(prompts_per_config: int, seed: int) -> list[dict[str, Any]]:
 
 def tiny_tokenizer(answers: Sequence[str]) -> Any:
     """A word-level tokenizer with a chat template; each answer in ``answers`` is one token."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
+    from tokenizers import Tokenizer, models, pre_tokenizers  # type: ignore[import-untyped]
     from transformers import PreTrainedTokenizerFast
 
     backend = Tokenizer(models.WordLevel(vocab={t: i for i, t in enumerate(SPECIAL)}, unk_token="[UNK]"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tokenizer = PreTrainedTokenizerFast(
+    tokenizer = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]  # untyped in transformers
         tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]", eos_token="<|end|>"
     )
     tokenizer.add_special_tokens({"additional_special_tokens": SPECIAL[3:]})
@@ -113,7 +116,7 @@ def tiny_model(tokenizer: Any, seed: int) -> Any:
         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=1024,
         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.eos_token_id,
     )  # fmt: skip
-    return LlamaForCausalLM(config)
+    return LlamaForCausalLM(config)  # type: ignore[no-untyped-call]  # untyped in transformers
 
 
 def tiny_answers(rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -122,39 +125,10 @@ def tiny_answers(rows: Sequence[dict[str, Any]]) -> list[str]:
 
     answers = list(WRONG)
     for row in rows:
-        answers += plugin(row["domain"]).witnesses(row["level"], json.loads(row["answer"]))[:3]
+        witnesses = plugin(row["domain"]).witnesses
+        if witnesses is not None:  # the built-in domains all certify witnesses
+            answers += witnesses(row["level"], json.loads(row["answer"]))[:3]
     return answers
-
-
-class BankedReward:
-    """``TRLReward`` that also offers each graded completion to a ``ReMaxBank`` with the token ids
-    TRL sampled and whether it was truncated — TRL's own rule, a completion whose last token is not
-    an end-of-sequence or pad token (``GRPOTrainer._generate_and_score_completions``,
-    ``mask_truncated_completions``). (Once the recorder passes ``completion_ids`` and
-    ``truncated`` to its bank, ``RolloutRecorder(bank=…)`` does the same.)"""
-
-    __name__ = "modebench"
-
-    def __init__(self, reward: Any, bank: Any, stop_ids: Sequence[int]) -> None:
-        self.reward = reward
-        self.bank = bank
-        self.stop_ids = frozenset(stop_ids)
-
-    def __call__(self, prompts: Any, completions: Any, completion_ids: Any = None, **kwargs: Any) -> Any:
-        from modebench.rl import completion_text
-
-        rewards = self.reward(prompts, completions, completion_ids, **kwargs)
-        if self.bank is not None and completion_ids is not None:
-            for row, result in enumerate(self.reward.last):
-                ids = [int(token) for token in completion_ids[row]]
-                self.bank.offer(
-                    str(kwargs["prompt_id"][row]), level=result.level, domain=result.domain,
-                    answer=json.loads(kwargs["answer"][row]), reference_sha256=result.reference_sha256,
-                    text=completion_text(completions[row], row), status=result.status,
-                    canonical_key=result.canonical_key, prompt=prompts[row], completion_ids=ids,
-                    truncated=not ids or ids[-1] not in self.stop_ids,
-                )  # fmt: skip
-        return rewards
 
 
 def build_arm(
@@ -162,9 +136,10 @@ def build_arm(
 ) -> tuple[Any, Any, Any]:
     """One arm's trainer, recorder and bank (None for ``grpo``), ready to train; every arm is built
     from the same seed, data and settings."""
-    import trl
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl.trainer.grpo_config import GRPOConfig
+    from trl.trainer.grpo_trainer import GRPOTrainer
 
     from modebench.rl import (
         ModebenchCallback,
@@ -185,9 +160,13 @@ def build_arm(
     else:
         tokenizer = AutoTokenizer.from_pretrained(options.model)
         model = AutoModelForCausalLM.from_pretrained(options.model)
-    recorder = RolloutRecorder(receipts_dir=folder / "receipts", grader=grader, min_defined_prompts=1)
+    # The standard path: the recorder offers every graded training row — every rank's, with its
+    # token ids and TRL's truncation flag — to the Re:Max bank, once; the replay trainer reads it.
     bank = None if arm == "grpo" else ReMaxBank(options.capacity)
-    args = trl.GRPOConfig(
+    recorder = RolloutRecorder(
+        bank=bank, receipts_dir=folder / "receipts", grader=grader, min_defined_prompts=1
+    )
+    args = GRPOConfig(
         output_dir=str(folder / "trainer"), per_device_train_batch_size=len(rows) * options.generations // 2,
         gradient_accumulation_steps=2, num_generations=options.generations,
         max_completion_length=options.max_completion_length, max_steps=options.steps, logging_steps=1,
@@ -199,16 +178,15 @@ def build_arm(
     common: dict[str, Any] = {
         "model": model, "args": args, "train_dataset": Dataset.from_list(rows), "processing_class": tokenizer,
     }  # fmt: skip
-    reward = BankedReward(TRLReward(grader, recorder=recorder), bank, [])
+    reward = TRLReward(grader, recorder=recorder)
     if arm == "grpo":
-        trainer = trl.GRPOTrainer(reward_funcs=[reward], **common)
+        trainer = GRPOTrainer(reward_funcs=[reward], **common)
     else:
         mode = "replay" if arm == "replay" else "compute_only"
         replay = ReplayConfig(mode=mode, alpha=options.alpha, scaling=options.scaling)
-        trainer = ReplayGRPOTrainer(reward_funcs=[reward], bank=bank, replay=replay, **common)
-    # TRL's own end of a completion: its eos ids and the pad token, as resolved by the trainer.
-    text_tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
-    reward.stop_ids = frozenset([*trainer.eos_token_ids, text_tokenizer.pad_token_id])
+        trainer = ReplayGRPOTrainer(reward_funcs=[reward], replay=replay, **common)  # the recorder's bank
+    # Ahead of the reporters; hands the reward function TRL's end of a completion (the trainer's
+    # eos ids and the pad token), from which each row's `truncated` flag follows.
     ModebenchCallback(recorder).attach(trainer)
     return trainer, recorder, bank
 
@@ -224,7 +202,7 @@ def run_arm(arm: str, rows: list[dict[str, Any]], options: argparse.Namespace, g
         "steps": trainer.state.global_step,
         "replay_forward_passes": getattr(trainer, "replay_forward_passes", 0),
         "replay_forward_tokens": getattr(trainer, "replay_forward_tokens", 0),
-        "bank": None if bank is None else bank.diagnostics(),
+        "bank": None if bank is None else {**bank.diagnostics(), "offered": float(bank.offered)},
     }
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from trl import GRPOConfig, GRPOTrainer
+from trl.trainer.grpo_config import GRPOConfig
+from trl.trainer.grpo_trainer import GRPOTrainer
 
 from modebench.rl import (
     BatchGrader,

@@ -20,6 +20,9 @@ coloring, pantry plan, python factors) and ``all`` (plus MathIR).
   is partly warm even here: the goal is stated on the non-MathIR mix.
 * ``warm``: the same batch graded ``--steps`` times (the workers' result caches answer most of
   it): the protocol's own cost, a floor, not a training step's cost.
+  Besides the median, p95 and best step, ``cpu_ms_per_batch`` gives the mean CPU of this
+  process (every thread) and of the workers (from ``/proc``, Linux only) per fresh batch: on a
+  shared machine the wall time follows the other jobs, the CPU much less.
 * ``cold_seconds``: the first batch on a started pool, references validated, caches empty.
 * ``per-call``: the loop a user writes today, ``modebench.api.grade(task, text)`` for each
   completion (one worker round trip each), timed once over the whole batch.
@@ -86,6 +89,26 @@ def rss_bytes() -> int:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def children_cpu_seconds() -> float | None:
+    """CPU seconds (user + system) used so far by this process's live children (the workers),
+    read from ``/proc`` (Linux); None elsewhere."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0
+    if not tick or not os.path.isdir("/proc"):
+        return None
+    me, total = os.getpid(), 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[1]) == me:  # ppid
+            total += int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
+    return total / tick
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -145,12 +168,16 @@ def time_batches(
         # Fresh completions at every step (steps 1..N; the probe used step 0 on another pool).
         fresh_latencies = []
         verified = []
-        for step in range(1, steps + 1):
-            batch_of_step = fresh(completions, styles, step)
+        batches = [fresh(completions, styles, step) for step in range(1, steps + 1)]
+        parent_cpu, workers_cpu = time.process_time(), children_cpu_seconds()
+        for batch_of_step in batches:
             start = time.perf_counter()
             results = grader.grade(batch_of_step)
             fresh_latencies.append(time.perf_counter() - start)
             verified.append(sum(result.verified for result in results))
+        parent_cpu = time.process_time() - parent_cpu
+        after = children_cpu_seconds()
+        workers_cpu = None if after is None or workers_cpu is None else after - workers_cpu
         warm_latencies = []
         for _ in range(steps):
             start = time.perf_counter()
@@ -161,7 +188,14 @@ def time_batches(
         "fresh": {
             "median_ms": round(1000 * statistics.median(fresh_latencies), 1),
             "p95_ms": round(1000 * percentile(fresh_latencies, 0.95), 1),
+            "min_ms": round(1000 * min(fresh_latencies), 1),
             "verified_per_step": sorted(set(verified)),
+            # Mean CPU per fresh batch, of this process (all its threads) and of the workers:
+            # less sensitive to other jobs than the wall time, though contention inflates it too.
+            "cpu_ms_per_batch": {
+                "parent": round(1000 * parent_cpu / steps, 1),
+                "workers": None if workers_cpu is None else round(1000 * workers_cpu / steps, 1),
+            },
         },
         "warm": {
             "median_ms": round(1000 * statistics.median(warm_latencies), 1),

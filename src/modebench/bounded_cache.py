@@ -112,8 +112,9 @@ class ResultCache:
         if reply is None:
             reply = grade(text)
             if reply["status"] not in UNSCORABLE:
-                size = OVERHEAD + EXPANSION * (
-                    len(text) + sum(len(v) for v in reply.values() if isinstance(v, str))
-                )
-                self._entries.put(key, reply, size)
+                chars = len(text)  # plus the reply's texts (a plain loop: this runs for every new text)
+                for value in reply.values():
+                    if isinstance(value, str):
+                        chars += len(value)
+                self._entries.put(key, reply, OVERHEAD + EXPANSION * chars)
         return reply

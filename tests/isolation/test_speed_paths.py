@@ -93,3 +93,65 @@ def test_a_reference_checked_as_a_string_is_not_checked_again_as_its_object(
         assert _pipeline.grade_text(1, found, cached[1], text_graded) == _pipeline.grade_text(
             1, found, fresh[1], text_graded
         )
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["countdown", 'é\ud800\n"\\', "", 3, -(10**40), 0, True, False, None, 2.5, [1, "a"], {"a": 1}, "3"],
+)
+def test_encoded_size_fast_paths_equal_json_dumps(value: object) -> None:
+    from modebench.domains._pipeline import encoded_size
+
+    assert encoded_size(value) == len(json.dumps(value, allow_nan=False))
+
+
+def test_encoded_size_refuses_what_json_dumps_refuses() -> None:
+    from modebench.domains._pipeline import encoded_size
+
+    for value in (10**5000, float("nan")):
+        with pytest.raises(ValueError):
+            json.dumps(value, allow_nan=False)
+        with pytest.raises(ValueError):
+            encoded_size(value)
+
+
+def test_an_encoded_answer_is_sent_as_its_own_encoding() -> None:
+    import copy
+    import pickle
+
+    from modebench.domains._pipeline import EncodedAnswer
+
+    answer = sample_row("graph_coloring")["answer"]
+    answer = answer if isinstance(answer, dict) else json.loads(answer)
+    encoded = EncodedAnswer(answer)
+    assert encoded == answer and encode_answer(encoded) == encode_answer(answer) == json.dumps(encoded)
+    for twin in (copy.deepcopy(encoded), pickle.loads(pickle.dumps(encoded))):
+        assert twin == answer and encode_answer(twin) == encode_answer(answer)
+    with pytest.raises(ValueError):
+        EncodedAnswer({"x": float("nan")})
+
+
+def test_grade_text_results_equal_diagnostics_result() -> None:
+    """``grade_text`` spells the three verdicts' dicts out; they are ``result``'s, member order too."""
+    from modebench.diagnostics import result
+    from modebench.domains._pipeline import REFERENCES, grade_text, resolve
+
+    statuses = set()
+    for domain in ("countdown", "graph_coloring", "pantry_plan", "python_factors"):
+        answer = sample_row(domain)["answer"]
+        number, found = resolve(1, domain)
+        parsed = REFERENCES.get(number, found, answer)[1]
+        assert found.witnesses is not None
+        for text in ["not a solution", "\\boxed{1}", "", *found.witnesses(1, answer)[:2]]:
+            got = grade_text(number, found, parsed, text)
+            statuses.add(got["status"])
+            extra = dict(list(got.items())[5:])  # python_factors' outputs, through ``result`` as before
+            want = result(
+                got["status"],
+                key=got["canonical_key"],
+                text=got["graded_text"],
+                detail=got["detail"],
+                **extra,
+            )
+            assert list(got.items()) == list(want.items())
+    assert statuses == {"correct", "incorrect", "malformed"}

@@ -167,3 +167,45 @@ def test_buffered_groups_equal_in_process_grading(domain: str) -> None:
     with _worker(None) as worker:
         [got] = worker.grade_groups([(1, domain, encode_answer(row["answer"]), texts)])
     assert got == _expected(domain, texts)
+
+
+def test_each_text_of_a_group_has_its_own_window_without_a_timer_per_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``_item_guard`` leaves the interval timer of an earlier text running (``_on_alarm`` then
+    carries it over): every text still gets its whole window, and a text that runs past its own
+    window is a timeout, however long the texts before it took."""
+    set_timer = signal.setitimer
+    calls: list[float] = []
+
+    def counting(which: int, seconds: float, interval: float = 0.0) -> tuple[float, float]:
+        calls.append(seconds)
+        return set_timer(which, seconds, interval)
+
+    def grade(text: str) -> dict[str, Any]:
+        if text == "spin":
+            while True:
+                pass
+        if text == "sleep":
+            time.sleep(0.6)  # over half the window: the first text's timer fires inside the next
+        return result("incorrect", text=text, detail="no")
+
+    monkeypatch.setattr(verifier_worker.signal, "setitimer", counting)
+    previous = signal.signal(signal.SIGALRM, verifier_worker._on_alarm)
+    try:
+        quick = verifier_worker._item_guard(1.0, grade)
+        assert [quick(f"text {n}")["status"] for n in range(50)] == ["incorrect"] * 50
+        assert len(calls) < 50  # not a timer per text (one, unless the machine stalled a second)
+        guarded = verifier_worker._item_guard(1.0, grade)
+        replies, spans = [], []
+        for text in ("sleep", "sleep", "spin"):
+            started = time.monotonic()
+            replies.append(guarded(text))
+            spans.append(time.monotonic() - started)
+    finally:
+        set_timer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        verifier_worker._armed = False
+    assert [reply["status"] for reply in replies[:2]] == ["incorrect", "incorrect"]
+    assert replies[2] == result("timeout", detail="worker execution deadline exceeded")
+    assert spans[2] >= 0.99  # its own whole window, not what was left of the first text's

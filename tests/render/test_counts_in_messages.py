@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from modebench._words import counted, were
@@ -19,7 +21,11 @@ def test_an_irregular_plural() -> None:
 
 
 def test_a_report_of_a_run_limited_to_one_prompt_says_prompt() -> None:
-    from modebench.render.report_table import _limit_note as limited_note
+    from modebench.receipt.records import Receipt
+    from modebench.render.report_table import _limit_note
+
+    def limited_note(payload: dict[str, Any]) -> str:
+        return _limit_note(Receipt.at("report.json", payload))
 
     note = limited_note({"dataset": {"limit": 1, "selected_prompts": 1, "expected_prompts": 32}})
     assert "only the first 1 prompt of the split" in note

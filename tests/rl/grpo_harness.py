@@ -33,6 +33,8 @@ from modebench.rl import (
     ModeBank,
     ModebenchCallback,
     NoveltyBonus,
+    ReMaxBank,
+    ReplayGroup,
     RolloutRecorder,
     TRLReward,
     generated_rows,
@@ -128,8 +130,46 @@ class RecordingBank(ModeBank):
         return super().offer(prompt_id, **fields)
 
 
+def bank_state(bank: Any) -> dict[str, Any]:
+    """The whole state of a ``ModeBank`` (``state_dict``) or a ``ReMaxBank`` (``state``)."""
+    state: dict[str, Any] = bank.state() if isinstance(bank, ReMaxBank) else bank.state_dict()
+    return state
+
+
+class ScheduleBank(ReMaxBank):
+    """A :class:`ReMaxBank` that keeps each offer's prompt id and each scheduled call's groups."""
+
+    def __init__(self, capacity: int = 4) -> None:
+        super().__init__(capacity=capacity)
+        self.offers: list[str] = []
+        self.served: list[tuple[int, list[str]]] = []  # (cursor before the call, prompt ids)
+
+    def offer(self, prompt_id: str, **fields: Any) -> bool:
+        self.offers.append(prompt_id)
+        return super().offer(prompt_id, **fields)
+
+    def replay_groups(self) -> list[ReplayGroup]:
+        self.seal()
+        before = self.cursor
+        groups = super().replay_groups()
+        self.served.append((before, [group.prompt_id for group in groups]))
+        return groups
+
+
+def witness_bias(tokenizer: PreTrainedTokenizerFast, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """``generation_kwargs`` making completions the Re:Max bank admits common: +3 on every witness
+    token of ``rows``, +10 on the end of sequence right after one (``sequence_bias``, sampling only)."""
+    eos = tokenizer.eos_token_id
+    witnesses = set()
+    for row in rows:
+        witnesses.update(plugin(row["domain"]).witnesses(row["level"], json.loads(row["answer"]))[:3])
+    ids = sorted(tokenizer.convert_tokens_to_ids(w) for w in witnesses)
+    bias = [[[token], 3.0] for token in ids] + [[[token, eos], 10.0] for token in ids]
+    return {"sequence_bias": bias}
+
+
 class Snapshots(TrainerCallback):  # type: ignore[misc]
-    """The bank's state and the recorder's latest metrics at the end of every step."""
+    """The bank's state at the end of every step (after the callback's flush: it runs first)."""
 
     def __init__(self, recorder: RolloutRecorder) -> None:
         self.recorder = recorder
@@ -137,7 +177,7 @@ class Snapshots(TrainerCallback):  # type: ignore[misc]
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         assert self.recorder.bank is not None
-        self.banks.append({"step": state.global_step, "bank": self.recorder.bank.state_dict()})
+        self.banks.append({"step": state.global_step, "bank": bank_state(self.recorder.bank)})
 
 
 class StopAt(TrainerCallback):  # type: ignore[misc]
@@ -167,8 +207,15 @@ def make_trainer(  # noqa: PLR0913 - the knobs the tests turn
     stop_at: int | None = None,
     resume_from: Path | None = None,
     multi_rank: bool = False,
+    bank: Any = None,
+    trainer_class: type[GRPOTrainer] = GRPOTrainer,
+    trainer_options: dict[str, Any] | None = None,
+    max_completion_length: int = 1,
+    generation_kwargs: dict[str, Any] | None = None,
 ) -> tuple[GRPOTrainer, Spy, RolloutRecorder, Snapshots]:
-    bank = RecordingBank(capacity=4)
+    """A GRPO run on the tiny model; ``bank`` defaults to a :class:`RecordingBank`, and
+    ``trainer_class`` (with ``trainer_options``) may be ``ReplayGRPOTrainer``."""
+    bank = RecordingBank(capacity=4) if bank is None else bank
     recorder = RolloutRecorder(bank=bank, receipts_dir=receipts, grader=grader, min_defined_prompts=1)
     reward = Spy(grader, recorder=recorder, shaping=shaping)
     extra: dict[str, Any] = {}
@@ -178,13 +225,15 @@ def make_trainer(  # noqa: PLR0913 - the knobs the tests turn
         extra["ddp_backend"] = "gloo"
     args = GRPOConfig(
         output_dir=str(out), per_device_train_batch_size=per_device, num_generations=generations,
-        max_completion_length=1, max_steps=steps, logging_steps=1, learning_rate=1e-3, beta=0.0,
+        max_completion_length=max_completion_length, generation_kwargs=generation_kwargs, max_steps=steps,
+        logging_steps=1, learning_rate=1e-3, beta=0.0,
         report_to=[], save_strategy="steps" if save_steps else "no", save_steps=save_steps or 500,
         use_cpu=True, bf16=False, seed=0, temperature=1.0, dataloader_num_workers=0, **extra,
     )  # fmt: skip
-    trainer = GRPOTrainer(
+    trainer = trainer_class(
         model=tiny_model(tokenizer), reward_funcs=[reward], args=args, train_dataset=Dataset.from_list(rows),
         eval_dataset=None if eval_rows is None else Dataset.from_list(eval_rows), processing_class=tokenizer,
+        **(trainer_options or {}),
     )  # fmt: skip
     ModebenchCallback(recorder, resume_from=resume_from).attach(trainer)
     # The trainer's stop ids reached the reward function (TRL's truncation rule).
@@ -196,18 +245,30 @@ def make_trainer(  # noqa: PLR0913 - the knobs the tests turn
     return trainer, reward, recorder, snapshots
 
 
-def main(out: Path) -> None:
-    """One rank of the two-rank run (``torchrun`` sets the rank)."""
+def main(out: Path, replay: bool = False) -> None:
+    """One rank of the two-rank run (``torchrun`` sets the rank); with ``replay``, a
+    ``ReplayGRPOTrainer`` reading the recorder's ``ReMaxBank``."""
     rows = train_rows(per_config=3)  # 6 prompts: 3 per step of 12 completions, so groups split
     tokenizer = build_tokenizer(answers_for(rows))
+    options: dict[str, Any] = {}
+    if replay:
+        from modebench.rl.replay import ReplayConfig, ReplayGRPOTrainer
+
+        options = {
+            "bank": ScheduleBank(), "trainer_class": ReplayGRPOTrainer, "max_completion_length": 2,
+            "trainer_options": {"replay": ReplayConfig(alpha=0.5, scaling="none")},
+            "generation_kwargs": witness_bias(tokenizer, rows),
+        }  # fmt: skip
     with BatchGrader(1) as grader:
         trainer, reward, recorder, snapshots = make_trainer(
             out, rows, tokenizer, grader, steps=3, per_device=6, generations=4,
             shaping=NoveltyBonus(bonus=0.5, scope="group"), receipts=out / "receipts", multi_rank=True,
+            **options,
         )  # fmt: skip
         trainer.train()
     rank = trainer.accelerator.process_index
     assert trainer.accelerator.num_processes == 2
+    bank = recorder.bank
     result = {
         "rank": rank,
         "calls": reward.trace,
@@ -217,7 +278,12 @@ def main(out: Path) -> None:
         "receipts": [str(record.receipt) if record.receipt else None for record in recorder.steps],
         "recorder": recorder.state_dict(),
         "stop_token_ids": sorted(reward.inner.stop_token_ids or []),
-        "offers": recorder.bank.offers if isinstance(recorder.bank, RecordingBank) else [],
+        "offers": bank.offers if isinstance(bank, RecordingBank | ScheduleBank) else [],
+        "served": bank.served if isinstance(bank, ScheduleBank) else [],
+        "parameters": {
+            name: parameter.detach().flatten().tolist()
+            for name, parameter in trainer.model.named_parameters()
+        },
     }
     (out / f"rank-{rank}.json").write_text(json.dumps(result, default=str), encoding="utf-8")
 
@@ -227,4 +293,4 @@ if __name__ == "__main__":
     import signal
 
     faulthandler.register(signal.SIGUSR1)  # a hung rank's stacks, on demand
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), replay=sys.argv[2:] == ["replay"])

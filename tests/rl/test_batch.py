@@ -143,3 +143,41 @@ def test_trl_reward_reads_columns_and_shaping_never_changes_the_verdict(grader, 
         assert reward == (base + 0.5 if new else base)
     with pytest.raises(KeyError, match="no 'answer' column"):
         plain(prompts=["p"], completions=["x"], level=[1], domain=["countdown"])
+
+
+def test_rows_naming_a_reference_by_object_or_by_text_get_its_verdicts(grader, records):
+    """A batch looks each reference up once however its rows name it: one shared answer object,
+    equal copies, its JSON text, a level given as text. A copy changed between two batches is
+    graded as changed (the name of an answer object lives for one batch only)."""
+    record = next(r for r in records if r["domain"] == "countdown")
+    shared = dict(record["answer"])
+    names = [shared, shared, dict(shared), json.dumps(shared)]
+    batch = [Completion(level, record["domain"], answer, text, record["id"])
+             for level in (record["level"], str(record["level"])) for answer in names
+             for text in record["responses"]]  # fmt: skip
+    graded = grader.grade(batch)
+    assert grader.last_distinct == len(set(record["responses"]))  # one reference, sent once
+    task = Task("t", record["level"], record["domain"], "p", record["answer"])
+    assert [g.attempt for g in graded] == [dict(grade(task, c.response)) for c in batch]
+    assert len({g.reference_sha256 for g in graded}) == 1
+    changed = dict(shared, target=shared["target"] + 1)
+    shared.update(changed)  # the object the first batch graded, now another task
+    again = grader.grade(
+        [Completion(record["level"], record["domain"], shared, t, None) for t in record["responses"]]
+    )
+    other = Task("t", record["level"], record["domain"], "p", changed)
+    assert [g.attempt for g in again] == [dict(grade(other, t)) for t in record["responses"]]
+    assert again[0].reference_sha256 != graded[0].reference_sha256
+
+
+def test_graded_rows_are_built_as_the_dataclass_builds_them(grader, records):
+    import dataclasses
+
+    from modebench.rl.batch import Graded
+
+    graded = grader.grade(batch_of(records[:2], 1))
+    for result in graded:
+        fields = {field.name: getattr(result, field.name) for field in dataclasses.fields(Graded)}
+        twin = Graded(**fields)
+        assert vars(result) == vars(twin)  # every field, nothing more
+        assert result == twin and repr(result) == repr(twin) and hash(result) == hash(twin)

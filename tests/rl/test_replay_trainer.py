@@ -156,6 +156,23 @@ def test_the_control_arm_follows_plain_grpo_exactly_and_spends_the_replay_arms_c
     assert logged[0]["replay/nll"] > 0
 
 
+def test_the_trainer_reads_the_bank_its_reward_functions_recorder_fills(grader):
+    from modebench.rl import ModeBank, RolloutRecorder, TRLReward
+    from modebench.rl.replay import _replay_bank
+
+    bank = ReMaxBank(4)
+    fed = TRLReward(grader, recorder=RolloutRecorder(bank=bank))
+    assert _replay_bank(None, [fed]) is bank and _replay_bank(bank, [fed]) is bank
+    with pytest.raises(ValueError, match="not the ReMaxBank the reward function's recorder fills"):
+        _replay_bank(ReMaxBank(4), [fed])
+    with pytest.raises(ValueError, match="needs one ReMaxBank"):
+        _replay_bank(None, [TRLReward(grader, recorder=RolloutRecorder(bank=ModeBank()))])
+    with pytest.raises(TypeError, match="must be a ReMaxBank"):
+        _replay_bank(ModeBank(), [])  # type: ignore[arg-type]
+    lone = ReMaxBank(4)  # fed by hand (no recorder holds a Re:Max bank): accepted
+    assert _replay_bank(lone, [TRLReward(grader)]) is lone
+
+
 def test_replay_config_is_checked():
     with pytest.raises(ValueError, match="mode"):
         ReplayConfig(mode="sometimes")  # type: ignore[arg-type]
@@ -220,6 +237,13 @@ def test_the_example_runs_three_arms_and_writes_one_trajectory_page(tmp_path):
         assert any("modebench/all/accuracy" in e for e in log)
         assert any("replay/exemplars" in e for e in log) == (arm != "grpo")
     assert summary["arms"]["replay"]["replay_forward_passes"] >= 1
+    # The recorder fed each arm's bank: every training completion offered exactly once
+    # (2 steps × 4 prompts × 8 completions), no other feeder.
+    assert summary["arms"]["grpo"]["bank"] is None
+    for arm in ("replay", "control"):
+        bank = summary["arms"][arm]["bank"]
+        assert bank["offered"] == 2 * len(summary["prompts"]) * 8
+        assert 0 < bank["fresh_observations"] <= bank["offered"]
     assert all(p.startswith("train/") for p in summary["prompts"])  # the generated training split
     page = out / "trajectory.html"
     text = page.read_text()

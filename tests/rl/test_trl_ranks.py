@@ -53,9 +53,8 @@ def _grade_row(call: dict[str, Any], row: int) -> dict[str, Any]:
     return dict(grade(task, call["texts"][row]))
 
 
-@pytest.fixture(scope="module")
-def ranks(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    out = tmp_path_factory.mktemp("two-ranks")
+def _two_ranks(out: Path, *arguments: str) -> list[dict[str, Any]]:
+    """Run the harness on two gloo ranks; each rank's ``rank-<r>.json``."""
     torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent))
     assert torchrun is not None, "torchrun comes with torch"
     env = {
@@ -68,10 +67,15 @@ def ranks(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     command = [torchrun, "--nproc_per_node", "2", "--master_addr", "127.0.0.1", "--master_port", str(port),
-               str(HARNESS), str(out)]  # fmt: skip
+               str(HARNESS), str(out), *arguments]  # fmt: skip
     done = subprocess.run(command, env=env, cwd=out, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-8000:]
     return [json.loads((out / f"rank-{rank}.json").read_text(encoding="utf-8")) for rank in (0, 1)]
+
+
+@pytest.fixture(scope="module")
+def ranks(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    return _two_ranks(tmp_path_factory.mktemp("two-ranks"))
 
 
 def _steps(ranks: list[dict[str, Any]]) -> dict[int, list[tuple[dict[str, Any], int]]]:
@@ -218,3 +222,25 @@ def test_recorder_is_importable_without_torch_distributed():
     assert world() == (0, 1)
     assert gather_rows([1, 2]) == ([1, 2], 0)
     assert isinstance(RolloutRecorder().state_dict(), dict)
+
+
+@pytest.mark.slow  # two torchrun processes importing torch and TRL
+def test_replay_trainer_on_two_ranks_keeps_one_remax_bank_and_schedule(tmp_path):
+    # ReplayGRPOTrainer reading the recorder's ReMaxBank (the standard path), groups split over
+    # two ranks: every rank offers the same gathered rows and seals at the same point, so the
+    # banks (exemplars, counts, banking order, cursor) are identical after every step, every rank
+    # replays the same groups, and DDP leaves the same parameters on both ranks.
+    ranks = _two_ranks(tmp_path, "replay")
+    for step in (1, 2, 3):
+        bank0, bank1 = (
+            next(item["bank"] for item in rank["banks"] if item["step"] == step) for rank in ranks
+        )
+        assert bank0 == bank1, step
+        assert bank0["schema"] == "modebench-rl-remax-bank-v1"
+    assert ranks[0]["offers"] == ranks[1]["offers"]
+    assert len(ranks[0]["offers"]) == 3 * 12  # every rank's rows, each offered once
+    assert ranks[0]["served"] == ranks[1]["served"] and len(ranks[0]["served"]) == 3
+    assert any(prompts for _, prompts in ranks[0]["served"])  # replay did run
+    logged = [[e for e in rank["log_history"] if "replay/exemplars" in e] for rank in ranks]
+    assert len(logged[0]) == 3 and sum(e["replay/exemplars"] for e in logged[0]) > 0
+    assert ranks[0]["parameters"] == ranks[1]["parameters"]

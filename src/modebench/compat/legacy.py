@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from modebench.domains._protocol import Malformed
@@ -62,14 +62,25 @@ def _legacy_spec(gt_answer: Any) -> dict[str, Any] | None:
     return gt_answer if gt_answer.get("verifier") in _VERIFIERS else None
 
 
+def _pantry_unboxed(text: str) -> str | None:
+    return pantry_candidate(text) or None
+
+
+#: 0.4.0's unboxed-candidate reader per verifier id (the domains' own readers); any other
+#: verifier reads the general screened answer.
+_UNBOXED: dict[str, Callable[[str], str | None]] = {
+    "mathir_algebra": mathir_candidate,
+    "mathir_action_menu": mathir_candidate,
+    "python_factor_function": python_candidate,
+    "pantry_plan": _pantry_unboxed,
+}
+
+
 def _unboxed(verifier: str, text: str) -> str | None:
+    reader = _UNBOXED.get(verifier)
     try:
-        if verifier in ("mathir_algebra", "mathir_action_menu"):
-            return mathir_candidate(text)
-        if verifier == "python_factor_function":
-            return python_candidate(text)
-        if verifier == "pantry_plan":
-            return pantry_candidate(text) or None
+        if reader is not None:
+            return reader(text)
     except Malformed:
         return None
     return screen_unboxed(text, cap=_GENERAL_CAP, prefix=_GENERAL_PREFIX)

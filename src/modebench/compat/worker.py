@@ -17,17 +17,23 @@ import json
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from modebench.compat.backends import HOOKS, ORIGINALS
 from modebench.diagnostics import DOMAIN_DEADLINE_SECONDS, PYTHON_DEADLINE_SECONDS, result
+from modebench.domains import deadline_seconds
 from modebench.domains._pipeline import ReferenceProblem, check_reference, grade_local, reply_guard
 
 
 def _seconds(request: dict[str, Any]) -> float:
+    # 0.4.0's deadlines: the Python factor check's for its direct 'python' operation, else the
+    # graded domain's own budget (the plug-in's ``deadline_seconds``).
     operation = request.get("operation")
-    python = operation == "python" or (operation == "grade" and request.get("domain") == "python_factors")
-    return PYTHON_DEADLINE_SECONDS if python else DOMAIN_DEADLINE_SECONDS
+    if operation == "python":
+        return PYTHON_DEADLINE_SECONDS
+    seconds = deadline_seconds(request.get("domain")) if operation == "grade" else None
+    return seconds if seconds is not None else DOMAIN_DEADLINE_SECONDS
 
 
 def _timer_handled(home: Any) -> bool:
@@ -51,31 +57,54 @@ def _replaced_backend(domain: Any) -> Any:
     return current if current is not None and current is not ORIGINALS.get(domain) else None
 
 
+def _countdown_calls(level: Any, spec: dict[str, Any], candidate: str) -> list[tuple[Any, ...]]:
+    """0.4.0 called Countdown's step once per ``=``-side, with the side's parsed (never evaluated)
+    expression tree."""
+    from modebench.domains.countdown.parse import normalise, sides  # noqa: PLC0415 - only when a test replaced a step
+
+    calls: list[tuple[Any, ...]] = []
+    for side in sides(normalise(candidate)):
+        try:
+            calls.append((ast.parse(side, mode="eval"),))  # parsed, never evaluated
+        except SyntaxError:
+            continue
+    return calls
+
+
+def _graph_coloring_calls(level: Any, spec: dict[str, Any], candidate: str) -> list[tuple[Any, ...]]:
+    """0.4.0 called the colouring step with the colour vector read from the candidate."""
+    from modebench.compat.legacy import _graph_coloring_from_candidate  # noqa: PLC0415 - only when a test replaced a step
+
+    return [(_graph_coloring_from_candidate(candidate, spec), spec)]
+
+
+def _pantry_plan_calls(level: Any, spec: dict[str, Any], candidate: str) -> list[tuple[Any, ...]]:
+    """0.4.0's level 1 projected a support mask and never reached the plan validator."""
+    return [] if level == 1 else [(candidate, spec)]
+
+
+#: How 0.4.0's worker called each domain's replaceable step (``compat.backends.HOOKS``): the
+#: argument tuples for one candidate. A domain not named here was called as ``(candidate, spec)``.
+_CALLS: dict[str, Callable[[Any, dict[str, Any], str], list[tuple[Any, ...]]]] = {
+    "countdown": _countdown_calls,
+    "graph_coloring": _graph_coloring_calls,
+    "pantry_plan": _pantry_plan_calls,
+}
+
+
 def _call_backend(hook: Any, level: Any, domain: str, answer: Any, text: Any) -> None:
     """Call a replaced verifier step with the arguments 0.4.0's worker passed it."""
-    from modebench.compat.legacy import (  # noqa: PLC0415 - only when a test replaced a step
-        _extract_modebench_candidate,
-        _graph_coloring_from_candidate,
-    )
-    from modebench.domains.countdown.parse import normalise, sides  # noqa: PLC0415 - as above
+    from modebench.compat.legacy import _extract_modebench_candidate  # noqa: PLC0415 - only when a test replaced a step
 
     spec = json.loads(answer) if isinstance(answer, str) else answer
-    if not isinstance(spec, dict) or not isinstance(text, str) or (domain == "pantry_plan" and level == 1):
+    if not isinstance(spec, dict) or not isinstance(text, str):
         return  # 0.4.0 never reached the step for these
     candidate = _extract_modebench_candidate(text, spec)
     if candidate is None:
         return
-    if domain == "countdown":
-        for side in sides(normalise(candidate)):
-            try:
-                parsed = ast.parse(side, mode="eval")  # parsed, never evaluated
-            except SyntaxError:
-                continue
-            hook(parsed)
-    elif domain == "graph_coloring":
-        hook(_graph_coloring_from_candidate(candidate, spec), spec)
-    else:
-        hook(candidate, spec)
+    shape = _CALLS.get(domain)
+    for arguments in shape(level, spec, candidate) if shape is not None else [(candidate, spec)]:
+        hook(*arguments)
 
 
 def _answer(request: dict[str, Any]) -> dict[str, Any]:

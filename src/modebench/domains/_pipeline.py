@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from modebench.bounded_cache import EXPANSION, OVERHEAD, REFERENCE_BUDGET, ByteBoundedCache
@@ -52,15 +53,42 @@ class ReferenceProblem(Exception):
 
 def encoded_size(value: Any) -> int:
     """Bytes of ``json.dumps(value, allow_nan=False)`` (ASCII-escaped, so bytes == chars)."""
+    # A request's level and domain, sized for every prompt: ``json.dumps`` writes an exact str
+    # with ``encode_basestring_ascii`` and an exact int with ``int.__repr__`` (raising the same
+    # ValueError past the interpreter's digit limit), so their sizes need no encoder object.
+    kind = type(value)
+    if kind is str:
+        return len(encode_basestring_ascii(value))
+    if kind is int:
+        return len(int.__repr__(value))
     return len(json.dumps(value, allow_nan=False))
+
+
+class EncodedAnswer(dict[str, Any]):
+    """A copy of a reference answer object that carries its wire encoding (``encode_answer``).
+
+    For callers that send the same validated reference again and again (a trainer sends every
+    prompt of a step, step after step): the encoding is made once, here, and ``encode_answer``
+    returns it instead of encoding the whole reference for every request. The copy is the
+    caller's private object and must not be changed after it is made (nothing checks that).
+    """
+
+    __slots__ = ("encoded",)
+
+    def __init__(self, answer: Mapping[str, Any]) -> None:
+        super().__init__(answer)
+        self.encoded = json.dumps(answer, allow_nan=False)
 
 
 def encode_answer(answer: Any) -> str:
     """The one wire encoding of a reference answer; raises TypeError/ValueError for non-JSON.
 
     Finite JSON encodes identically with or without ``allow_nan``, so this string is also the
-    worker's reference-cache key for the answer.
+    worker's reference-cache key for the answer. An ``EncodedAnswer`` gives the encoding it
+    carries (the same string: it was made by the same call).
     """
+    if type(answer) is EncodedAnswer:
+        return answer.encoded
     return json.dumps(answer, allow_nan=False)
 
 
@@ -265,16 +293,39 @@ def grade_text(number: int, found: DomainPlugin, parsed: Any, text: Any) -> dict
         return result("malformed", detail="response text must be a string")
     if len(text) > MAX_RESPONSE_CHARS:
         return result("resource_limit", detail="response character limit exceeded")
+    # The three verdicts' results are spelled out as ``diagnostics.result`` builds them (the five
+    # contract members in contract order): this runs once per graded text, the function call
+    # and keyword packing would be a good part of a short text's cost.
     try:
         verdict: Correct = found.grade(number, parsed, text)
     except Malformed as exc:
         shown = text if exc.graded_text is None else exc.graded_text
-        return result("malformed", text=shown, detail=exc.detail)
+        return {
+            "status": "malformed",
+            "verified": False,
+            "canonical_key": None,
+            "graded_text": shown,
+            "detail": exc.detail,
+        }
     except Incorrect as exc:
         shown = text if exc.graded_text is None else exc.graded_text
-        return result("incorrect", text=shown, detail=exc.detail)
+        return {
+            "status": "incorrect",
+            "verified": False,
+            "canonical_key": None,
+            "graded_text": shown,
+            "detail": exc.detail,
+        }
     shown = text if verdict.graded_text is None else verdict.graded_text
-    return result("correct", key=verdict.key, text=shown, **verdict.extra)
+    if verdict.extra:
+        return result("correct", key=verdict.key, text=shown, **verdict.extra)
+    return {
+        "status": "correct",
+        "verified": True,
+        "canonical_key": verdict.key,
+        "graded_text": shown,
+        "detail": None,
+    }
 
 
 def reply_guard(reply: dict[str, Any]) -> dict[str, Any]:
@@ -308,6 +359,7 @@ def grade_in_process(level: Any, domain: Any, row: Any, text: Any) -> dict[str, 
 
 __all__ = [
     "REFERENCES",
+    "EncodedAnswer",
     "ReferenceCache",
     "ReferenceProblem",
     "check_reference",

@@ -6,7 +6,6 @@ import re
 
 _BOX = "\\boxed"
 _BOX_OPEN = "\\boxed{"
-_BRACES = re.compile(r"[{}]")
 
 
 def last_boxed(text: str) -> str | None:
@@ -16,22 +15,30 @@ def last_boxed(text: str) -> str | None:
     empty or spaced (``\\boxed {``) last box yields None. Inner braces are kept verbatim.
     """
     start = text.rfind(_BOX)
-    if start < 0:
+    # The rule counts braces from that ``\\boxed`` and then requires it to be followed by ``{``:
+    # without it the answer is None whatever the count, so that is tested first, and the count
+    # starts at depth 1 after that brace. The braces are then found with ``str.find`` (a whole
+    # answer without inner braces costs two searches); each stretch is searched once, so a
+    # long or deeply nested box stays linear.
+    if start < 0 or not text.startswith(_BOX_OPEN, start):
         return None
-    depth = 0
-    end = -1
-    for match in _BRACES.finditer(text, start):
-        if match.group() == "{":
+    begin = position = start + len(_BOX_OPEN)
+    depth = 1
+    closing = -1
+    while True:
+        if closing < position:
+            closing = text.find("}", position)
+            if closing < 0:
+                return None  # unclosed
+        opening = text.find("{", position, closing)
+        if opening >= 0:
             depth += 1
-        else:
-            depth -= 1
-            if depth == 0:
-                end = match.start()
-                break
-    if end < 0 or not text.startswith(_BOX_OPEN, start):
-        return None
-    content = text[start + len(_BOX_OPEN) : end]
-    return content or None
+            position = opening + 1
+            continue
+        depth -= 1
+        if depth == 0:
+            return text[begin:closing] or None
+        position = closing + 1
 
 
 def has_box(text: str) -> bool:

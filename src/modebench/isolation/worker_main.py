@@ -99,18 +99,24 @@ _OWN_TIMEOUT = _timeout
 
 _armed = False
 _expires = 0.0  # time.monotonic() at which the armed item's window closes
+#: time.monotonic() at which the interval timer, as last set here, fires; 0.0 once it has fired
+#: or was stopped here. Only the items of one group rely on it (``_item_guard``).
+_timer_due = 0.0
 
 
 def _on_alarm(signum: int, frame: Any) -> None:
     # Between the items of a request the timer is left running (the next item re-arms it, and
     # the request disarms it at the end), which saves a system call per item. An expiry of an
-    # earlier item's window can therefore reach the handler just after the next item armed:
-    # it is recognised by the clock and ignored, and the item's own timer stays armed.
+    # earlier item's window can therefore reach the handler while a later item is armed: it is
+    # recognised by the clock, and the timer is set again for what is left of that item's window.
+    global _timer_due
+    _timer_due = 0.0
     if not _armed:
         return
     remaining = _expires - time.monotonic()
     if remaining > 0.001:
-        signal.setitimer(signal.ITIMER_REAL, remaining)  # harmless: the same expiry again
+        _timer_due = _expires
+        signal.setitimer(signal.ITIMER_REAL, remaining)
         return
     raise Deadline
 
@@ -119,7 +125,7 @@ def _untimed(action: Any) -> None:
     """A plug-in's one-off load met inside an item (MathIR's SymPy, ``domains._untimed``): the
     item's clock stops around it, as warm-up never runs under a deadline. Replies already made
     are flushed first, so the parent's per-reply window restarts before the load."""
-    global _armed, _expires
+    global _armed, _expires, _timer_due
     if not _armed:
         action()
         return
@@ -127,11 +133,12 @@ def _untimed(action: Any) -> None:
     remaining = _expires - time.monotonic()
     _armed = False
     signal.setitimer(signal.ITIMER_REAL, 0)
+    _timer_due = 0.0
     try:
         action()
     finally:
         remaining = max(remaining, 0.001)
-        _expires = time.monotonic() + remaining
+        _expires = _timer_due = time.monotonic() + remaining
         _armed = True
         signal.setitimer(signal.ITIMER_REAL, remaining)
 
@@ -152,23 +159,69 @@ def _deadline_for(operation: Any, domain: Any) -> float:
 
 def _guarded(seconds: float, action: Any, *args: Any) -> dict[str, Any]:
     """Run one operation under its own wall deadline; map evaluator exceptions to statuses."""
-    global _armed, _expires
+    global _armed, _expires, _timer_due
     settle()  # interpreter settings from before any plug-in: no plug-in flips a built-in verdict
     try:
         try:
-            _expires = time.monotonic() + seconds
+            _expires = _timer_due = time.monotonic() + seconds
             signal.setitimer(signal.ITIMER_REAL, seconds)  # a fresh window for this item
             _armed = True
             reply: dict[str, Any] = action(*args)
         finally:
             _armed = False
     except (Deadline, TimeoutError):  # a verifier's own timeout-like error is a timeout too (0.4.0)
-        return result("timeout", detail="worker execution deadline exceeded")
+        return _failed("timeout")
     except MemoryError:
-        return result("resource_limit", detail="worker memory limit exceeded")
+        return _failed("resource_limit")
     except Exception as exc:  # the one broad guard: evaluator failures become a status
         return result("worker_failure", detail=f"unexpected {type(exc).__name__}")
     return reply
+
+
+def _failed(status: str) -> dict[str, Any]:
+    """The result of an item stopped by its deadline or by the memory limit."""
+    if status == "timeout":
+        return result("timeout", detail="worker execution deadline exceeded")
+    return result("resource_limit", detail="worker memory limit exceeded")
+
+
+def _item_guard(seconds: float, grade: Any) -> Any:
+    """``_guarded(seconds, grade, text)`` for the texts of one group, one after another.
+
+    Each text gets the same fresh window of ``seconds`` with the same exception mapping; what
+    differs is only how the window is enforced. The interval timer set for an earlier text is
+    left running when it fires no later than this text's window closes: ``_on_alarm`` then sets
+    it again for what is left of the window (and raises only once the window has closed), so
+    most texts need no system call. The group's first text always sets the timer, since the
+    end of the previous request stopped it (``handle``).
+    """
+    global _timer_due
+    _timer_due = 0.0
+
+    def guarded(text: Any) -> dict[str, Any]:
+        global _armed, _expires, _timer_due
+        settle()
+        try:
+            try:
+                # The window is open (``_armed``) before the running timer is judged, so an
+                # expiry that lands in between is carried over to this window by the handler.
+                _expires = expires = time.monotonic() + seconds
+                _armed = True
+                if not 0.0 < _timer_due <= expires:
+                    _timer_due = expires
+                    signal.setitimer(signal.ITIMER_REAL, seconds)
+                reply: dict[str, Any] = grade(text)
+            finally:
+                _armed = False
+        except (Deadline, TimeoutError):  # as in ``_guarded``: a verifier's timeout-like error too
+            return _failed("timeout")
+        except MemoryError:
+            return _failed("resource_limit")
+        except Exception as exc:  # the one broad guard, as in ``_guarded``
+            return result("worker_failure", detail=f"unexpected {type(exc).__name__}")
+        return reply
+
+    return guarded
 
 
 def _grade(level: Any, domain: Any, answer: Any, text: Any) -> dict[str, Any]:
@@ -285,9 +338,10 @@ def _group_grader(level: Any, domain: Any, answer_json: str) -> Any:
 
     def grade(text: Any) -> dict[str, Any]:
         nonlocal reference
-        fault = _fault_kind(text)
-        if fault is not None:
-            _inject(fault)
+        if _FAULT:  # test-only (FAULT_ENV): tested first, so grading a text pays nothing for it
+            fault = _fault_kind(text)
+            if fault is not None:
+                _inject(fault)
         current = reference
         if current is None:
             try:
@@ -318,11 +372,7 @@ def _grade_group(group: Any, replies: list[dict[str, Any]], output: _ItemOutput)
     level, domain, answer_json = group.get("level"), group.get("domain"), group["answer_json"]
     _warm_for(domain)
     seconds = _deadline_for("groups", domain)
-    grade = _group_grader(level, domain, answer_json)
-
-    def guarded(text: Any) -> dict[str, Any]:
-        return _guarded(seconds, grade, text)
-
+    guarded = _item_guard(seconds, _group_grader(level, domain, answer_json))
     task = (json.dumps(level), json.dumps(domain), answer_json)
     for text in group["texts"]:
         reply = _RESULTS.grade(task, text, guarded)

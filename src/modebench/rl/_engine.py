@@ -10,7 +10,7 @@ uses, hence the same isolation, deadlines, caps and verdict contract), reference
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,9 @@ from modebench.backends.memo import GradeMemo, MemoGrader
 from modebench.contracts import normalize_level
 from modebench.diagnostics import UNSCORABLE, VerifierExecutionError
 from modebench.domains import canonical as canonical_domain
+from modebench.domains._pipeline import EncodedAnswer
 from modebench.engine import Execution, RunSpec, evaluate
+from modebench.failures import policy as _policy
 from modebench.identity import canonical as canonical_json
 from modebench.identity import digest_json as sha256_json
 from modebench.identity import software_identity
@@ -37,6 +39,9 @@ __all__ = [
     "open_pool",
     "prepared",
     "publish_receipt",
+    "receipt_policy",
+    "scored_attempts",
+    "sendable",
     "sha256_json",
     "software",
 ]
@@ -62,6 +67,14 @@ def open_pool(workers: int) -> Pool:
     return ParallelGrader(workers)
 
 
+def sendable(parsed_answer: dict[str, Any]) -> dict[str, Any]:
+    """A validated reference ready to be sent step after step: a private copy that carries its
+    wire encoding, so the pool does not encode the whole reference again for every batch (the
+    same string either way: ``domains._pipeline.EncodedAnswer``). Raises TypeError/ValueError
+    for a reference that is not finite JSON (a validated one always is)."""
+    return EncodedAnswer(parsed_answer)
+
+
 def prepared(level: int, domain: str, parsed_answer: dict[str, Any], responses: list[str]) -> dict[str, Any]:
     """A prompt in the shape the pool grades (``evaluation.Preflight.accept``'s record): the
     validated reference in ``row["answer"]``, the texts in ``raw["responses"]``."""
@@ -73,12 +86,25 @@ def prepared(level: int, domain: str, parsed_answer: dict[str, Any], responses: 
     }
 
 
-def grade_prepared(pool: Pool, items: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """Each prepared prompt's attempts, in input order (one result dict per response)."""
-    out: list[list[dict[str, Any]]] = [[] for _ in items]
+def grade_prepared(pool: Pool, items: list[dict[str, Any]]) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """``(index, attempts)`` of each prepared prompt (one result dict per response), yielded as
+    the pool finishes them, so the caller's bookkeeping overlaps the grading of later prompts."""
     for seq, _, attempts in pool.results(enumerate(items)):
-        out[seq] = attempts
-    return out
+        yield seq, attempts
+
+
+def receipt_policy(unscorable: str) -> str:
+    """``evaluate``'s ``--unscorable`` policy matching a reward policy: ``count-as-incorrect`` for
+    ``"count-as-incorrect"``, else ``fail-run`` (0.4.0's: ``"raise"`` and ``"mask"`` give an
+    unscorable completion no score, so its prompt fails)."""
+    return _policy.COUNT_AS_INCORRECT if unscorable == "count-as-incorrect" else _policy.FAIL_RUN
+
+
+def scored_attempts(receipt_unscorable: str, attempts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The attempts as ``evaluate`` scores them under its ``--unscorable`` policy: under
+    ``count-as-incorrect`` a timeout or resource limit becomes an incorrect draw (a worker
+    failure still fails its prompt); under ``fail-run`` unchanged."""
+    return _policy.apply(receipt_unscorable, attempts)
 
 
 def publish_receipt(
@@ -88,13 +114,15 @@ def publish_receipt(
     graded: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]],
     *,
     min_defined_prompts: int,
+    unscorable: str = _policy.FAIL_RUN,
 ) -> Any:
     """Evaluate ``records`` (custom-reference JSONL) into ``receipt`` exactly as
-    ``modebench evaluate`` does, answering prompts already graded from ``graded`` (prepared
-    prompt, attempts) instead of grading them again (``modebench.backends.memo``)."""
+    ``modebench evaluate`` does (``unscorable``: its ``--unscorable`` policy), answering prompts
+    already graded from ``graded`` (prepared prompt, attempts) instead of grading them again
+    (``modebench.backends.memo``)."""
     memo = GradeMemo()
     for item, attempts in graded:
         memo.put(item, attempts)
     grader = MemoGrader(pool, memo)
-    options = EvaluationOptions(min_defined_prompts=min_defined_prompts)
+    options = EvaluationOptions(min_defined_prompts=min_defined_prompts, unscorable=unscorable)
     return evaluate(RunSpec.build(records, receipt, options, Execution(grader=grader)))

@@ -285,6 +285,10 @@ class ModeBank:
         self._prompts = prompts
         self._cursor = None if cursor is None else (str(cursor[0]), str(cursor[1]))
 
+    def seal(self) -> None:
+        """End of one gathered batch of offers (the ``RolloutBank`` protocol): nothing to do, the
+        state of this bank does not depend on how offers were split into batches."""
+
     # -- persistence (the RolloutBank protocol) ----------------------------------------------
     def identity(self) -> dict[str, Any]:
         """What a saved state must share with this bank to be resumed into it."""

@@ -122,6 +122,79 @@ class Graded:
         return self.status not in _engine.UNSCORABLE
 
 
+def _graded(  # noqa: PLR0913 - one Graded's fields, as the dataclass lists them
+    row: int,
+    prompt_id: str | None,
+    level: int,
+    domain: str,
+    status: str,
+    verified: bool,
+    canonical_key: str | None,
+    detail: str | None,
+    attempt: dict[str, Any],
+    reference_sha256: str,
+    reference: dict[str, Any],
+) -> Graded:
+    """``Graded(...)`` with these fields, built without the frozen dataclass's ``__init__``.
+
+    That ``__init__`` sets each field through ``object.__setattr__``, a few microseconds per row,
+    which a 2,048-row batch pays on every step; the instance made here is the same (every field
+    set, nothing else: ``tests/rl/test_batch.py`` compares the two).
+    """
+    graded = object.__new__(Graded)
+    graded.__dict__.update(
+        row=row,
+        prompt_id=prompt_id,
+        level=level,
+        domain=domain,
+        status=status,
+        verified=verified,
+        canonical_key=canonical_key,
+        detail=detail,
+        attempt=attempt,
+        reference_sha256=reference_sha256,
+        reference=reference,
+    )
+    return graded
+
+
+class _Group:
+    """One distinct reference of a batch: its validated form and its distinct texts."""
+
+    __slots__ = ("index", "key", "reference", "sha256", "encoded", "texts", "rows")
+
+    def __init__(
+        self, index: int, key: tuple[int, str, str], reference: dict[str, Any], sha256: str, encoded: Any
+    ) -> None:
+        self.index = index  # position among the batch's prepared prompts
+        self.key = key
+        self.reference = reference
+        self.sha256 = sha256
+        self.encoded = encoded  # the reference as sent, its wire encoding made once (_engine.sendable)
+        self.texts: dict[str, int] = {}  # distinct text -> position in this prompt's responses
+        self.rows: list[tuple[int, int]] = []  # (batch row, position of its text)
+
+
+#: ``_name``'s marker for an answer named by the object itself rather than by its JSON text.
+_BY_OBJECT = object()
+
+
+def _name(completion: Completion) -> tuple[Any, ...] | None:
+    """How a row names its reference within one batch, or None when that name would not be a
+    cheap dictionary key (a level or domain of another type: the row is then looked up alone).
+
+    An answer given as JSON text is named by that text; any other answer by the object itself
+    (its ``id``, valid while the batch holds the object: ``BatchGrader.grade`` keeps the named
+    objects alive for the call), since rows that repeat a prompt share its answer object.
+    """
+    level, domain, answer = completion.level, completion.domain, completion.answer
+    if type(domain) is not str or type(level) not in (int, str):
+        return None
+    if type(answer) is str:
+        return (level, domain, answer)
+    return (level, domain, _BY_OBJECT, id(answer))
+
+
 def check_policy(unscorable: Any) -> UnscorablePolicy:
     """``unscorable`` when it names a policy; ValueError listing the policies otherwise."""
     if unscorable not in UNSCORABLE_POLICIES:
@@ -180,7 +253,8 @@ class BatchGrader:
         self.workers = workers
         self.unscorable: UnscorablePolicy = check_policy(unscorable)
         self._pool: _engine.Pool | None = _engine.open_pool(workers)  # validates ``workers``
-        self._references: OrderedDict[tuple[int, str, str], tuple[dict[str, Any], str]] = OrderedDict()
+        # Key -> (decoded reference, its digest, the reference ready to send: _engine.sendable).
+        self._references: OrderedDict[tuple[int, str, str], tuple[dict[str, Any], str, Any]] = OrderedDict()
         # (level, domain, answer text) as a dataset column gives them -> the reference's key, so
         # that the thousands of rows of a batch that repeat one prompt cost a dict lookup each.
         self._aliases: OrderedDict[tuple[Any, Any, str], tuple[int, str, str]] = OrderedDict()
@@ -224,49 +298,71 @@ class BatchGrader:
         policy = self.unscorable if unscorable is None else check_policy(unscorable)
         with self._lock:
             pool = self.pool
-            keys: list[tuple[int, str, str]] = []
-            references: dict[tuple[int, str, str], tuple[dict[str, Any], str]] = {}
-            # Per distinct reference, its distinct texts in first-seen order -> position.
-            groups: dict[tuple[int, str, str], dict[str, int]] = {}
+            # Per distinct reference of the batch (in first-seen order): its distinct texts in
+            # first-seen order -> position, and its rows with their text's position.
+            groups: dict[tuple[int, str, str], _Group] = {}
+            # How a row names its reference (level, domain and the answer's text, or the answer
+            # object itself) -> its group: one dict lookup for each of the many rows that repeat
+            # a prompt, so a reference is looked up and its key built once per batch.
+            named: dict[tuple[Any, ...], _Group] = {}
+            held: list[Any] = []  # the named answer objects, so no id in ``named`` is reused
             for row, completion in enumerate(completions):
-                if not isinstance(completion.response, str):
+                response = completion.response
+                if not isinstance(response, str):
                     raise RewardInputError(row, completion.prompt_id, "completion must be a string")
-                key = self._reference(pool, row, completion)
-                references[key] = self._references[key]
-                keys.append(key)
-                texts = groups.setdefault(key, {})
-                texts.setdefault(completion.response, len(texts))
-            index = {key: position for position, key in enumerate(groups)}
+                name = _name(completion)
+                group = named.get(name) if name is not None else None
+                if group is None:
+                    key = self._reference(pool, row, completion)
+                    group = groups.get(key)
+                    if group is None:
+                        group = groups[key] = _Group(len(groups), key, *self._references[key])
+                    if name is not None:
+                        named[name] = group
+                        held.append(completion.answer)
+                texts = group.texts
+                position = texts.get(response)
+                if position is None:
+                    position = texts[response] = len(texts)
+                group.rows.append((row, position))
             items = [
-                _engine.prepared(*key[:2], references[key][0], list(texts)) for key, texts in groups.items()
+                _engine.prepared(group.key[0], group.key[1], group.encoded, list(group.texts))
+                for group in groups.values()
             ]
-            graded = _engine.grade_prepared(pool, items)
-            self.last_items, self.last_distinct = (
-                len(completions),
-                sum(len(texts) for texts in groups.values()),
-            )
-            out: list[Graded] = []
-            for row, (completion, key) in enumerate(zip(completions, keys)):
-                attempt = dict(graded[index[key]][groups[key][completion.response]])
-                out.append(
-                    Graded(
-                        row=row,
-                        prompt_id=completion.prompt_id,
-                        level=key[0],
-                        domain=key[1],
-                        status=attempt["status"],
-                        verified=attempt["verified"],
-                        canonical_key=attempt["canonical_key"],
-                        detail=attempt.get("detail"),
-                        attempt=attempt,
-                        reference_sha256=references[key][1],
-                        reference=references[key][0],
+            # Rows are built prompt by prompt as the pool hands each one back, while it grades
+            # the next ones; every row lands at its own index.
+            ordered = list(groups.values())
+            out: list[Graded] = [None] * len(completions)  # type: ignore[list-item]  # all filled below
+            first_unscorable = len(completions)
+            filled = 0
+            for index, attempts in _engine.grade_prepared(pool, items):
+                group = ordered[index]
+                filled += len(group.rows)
+                level, domain = group.key[0], group.key[1]
+                for row, position in group.rows:
+                    attempt = dict(attempts[position])  # each row owns its result
+                    status = attempt["status"]
+                    if status in _engine.UNSCORABLE and row < first_unscorable:
+                        first_unscorable = row
+                    out[row] = _graded(
+                        row,
+                        completions[row].prompt_id,
+                        level,
+                        domain,
+                        status,
+                        attempt["verified"],
+                        attempt["canonical_key"],
+                        attempt.get("detail"),
+                        attempt,
+                        group.sha256,
+                        group.reference,
                     )
-                )
-        if policy == "raise":
-            for result in out:
-                if not result.scorable:
-                    raise UnscorableCompletion(result, out)
+            if filled != len(completions):  # the pool answers every prompt; never return holes
+                raise RuntimeError("the worker pool did not return every prompt of the batch")
+            self.last_items = len(completions)
+            self.last_distinct = sum(len(group.texts) for group in groups.values())
+        if policy == "raise" and first_unscorable < len(out):
+            raise UnscorableCompletion(out[first_unscorable], out)
         return out
 
     def _reference(self, pool: _engine.Pool, row: int, completion: Completion) -> tuple[int, str, str]:
@@ -320,7 +416,7 @@ class BatchGrader:
             raise RewardInputError(
                 row, completion.prompt_id, f"reference could not be validated: {exc}"
             ) from None
-        self._references[key] = (parsed, _engine.sha256_json(parsed))
+        self._references[key] = (parsed, _engine.sha256_json(parsed), _engine.sendable(parsed))
         while len(self._references) > REFERENCE_CACHE:
             self._references.popitem(last=False)
         return key

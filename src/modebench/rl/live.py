@@ -17,8 +17,16 @@ turns the completions recorded since the previous step into metrics per cell (le
     share of the step's prompts with at least one mode in the bank after this step.
 ``unscorable``
     completions that could not be scored (status ``timeout``, ``resource_limit`` or
-    ``worker_failure``, whatever the reward policy made of them); their prompts are left out of
-    the other metrics, as a failed prompt is in a receipt, and they are never banked.
+    ``worker_failure``), whatever the reward policy made of them; they are never banked.
+
+**Unscorable completions follow the reward policy** (``record(..., unscorable=...)``, which
+``TRLReward`` fills with its grader's policy). Under ``"count-as-incorrect"`` — the trainer was
+given 0.0 — a timeout or resource limit counts as an incorrect draw in the metrics, as
+``modebench evaluate --unscorable count-as-incorrect`` scores it, and the step receipt is
+published under that same policy, so its cells equal the live metrics. Under ``"mask"`` and
+``"raise"`` the completion got no reward: its prompt is left out of the other metrics and the
+receipt is published under 0.4.0's ``fail-run`` (which then voids the step's scores). A worker
+failure fails its prompt under every policy, as in ``evaluate``.
 
 Keys are ``modebench/<cell>/<metric>`` with ``<cell>`` like ``level1_countdown``, plus
 ``modebench/all/<metric>`` over every prompt of the step. With ``receipts_dir`` set, each flushed
@@ -55,7 +63,7 @@ from typing import Any, Final
 from modebench import metrics
 from modebench.metrics import DEFAULT_MIN_DEFINED_PROMPTS
 from modebench.rl import _engine
-from modebench.rl.batch import BatchGrader, Completion, Graded
+from modebench.rl.batch import BatchGrader, Completion, Graded, UnscorablePolicy, check_policy
 from modebench.rl.protocols import RolloutBank
 
 __all__ = ["METRIC_NAMES", "RECORDER_SCHEMA", "RolloutRecorder", "StepRecord"]
@@ -124,6 +132,8 @@ class RolloutRecorder:
         self.evaluating: Callable[[], bool] = _never
         self._pending: dict[_Key, _Prompt] = {}
         self._eval_pending: dict[_Key, _Prompt] = {}
+        # evaluate's --unscorable policy of the rows pending in each (one per step).
+        self._policy: dict[bool, str | None] = {False: None, True: None}
         self._seen: dict[_Key, set[str]] = {}
         self._lock = threading.Lock()
         self.steps: list[StepRecord] = []
@@ -139,16 +149,23 @@ class RolloutRecorder:
         completion_ids: Sequence[Sequence[int] | None] | None = None,
         truncated: Sequence[bool | None] | None = None,
         evaluation: bool | None = None,
+        unscorable: UnscorablePolicy | None = None,
     ) -> None:
         """Note a graded batch (the reward function calls this, with every rank's rows).
 
         ``prompts``, when given, is what the bank hands back on replay (the trainer's prompt of
-        each row); ``completion_ids`` and ``truncated`` go to the bank with each row (see
-        :class:`~modebench.rl.protocols.RolloutBank`). ``evaluation`` (default: ask
-        :attr:`evaluating`) keeps the batch out of the bank, the seen sets and the training
-        metrics."""
+        each row); ``completion_ids`` and ``truncated`` go to the bank with each row, and the
+        bank is sealed after the batch (see :class:`~modebench.rl.protocols.RolloutBank`).
+        ``evaluation`` (default: ask :attr:`evaluating`) keeps the batch out of the bank, the seen
+        sets and the training metrics. ``unscorable`` is the reward policy the batch was graded
+        under (default: the recorder's grader's, else ``"mask"``): it decides how an unscorable
+        completion counts in the metrics and the receipt (module docstring); one step's rows
+        must share it."""
         if evaluation is None:
             evaluation = bool(self.evaluating())
+        if unscorable is None:
+            unscorable = self.grader.unscorable if self.grader is not None else "mask"
+        receipt_policy = _engine.receipt_policy(check_policy(unscorable))
         for name, column in (
             ("prompts", prompts),
             ("completion_ids", completion_ids),
@@ -158,6 +175,13 @@ class RolloutRecorder:
                 raise ValueError(f"{name} has {len(column)} rows for {len(completions)} completions")
         with self._lock:
             pending = self._eval_pending if evaluation else self._pending
+            earlier = self._policy[evaluation]
+            if pending and earlier is not None and earlier != receipt_policy:
+                raise ValueError(
+                    f"rows of one step were graded under two unscorable policies ({earlier} and "
+                    f"{receipt_policy}): its metrics and receipt need one"
+                )
+            self._policy[evaluation] = receipt_policy
             for row, (completion, result) in enumerate(zip(completions, graded, strict=True)):
                 pid = _prompt_id(completion, result)
                 key = (result.level, result.domain, pid)
@@ -188,6 +212,10 @@ class RolloutRecorder:
                         completion_ids=None if completion_ids is None else completion_ids[row],
                         truncated=None if truncated is None else truncated[row],
                     )
+            if self.bank is not None and not evaluation and completions:
+                # One gathered reward call is one generation batch: the same batches on every
+                # rank, whatever else reads the bank in between (RolloutBank.seal).
+                self.bank.seal()
 
     def flush(self, step: int, *, publish: bool = True) -> StepRecord | None:
         """Metrics (and receipt, unless ``publish`` is False) of the training rows recorded since
@@ -195,12 +223,14 @@ class RolloutRecorder:
         earlier generations)."""
         with self._lock:
             pending, self._pending = self._pending, {}
+            policy = self._policy[False] or _engine.receipt_policy("mask")
+            self._policy[False] = None
         if not pending:
             return None
-        values = self._metrics(pending, remember=True)
+        values = self._metrics(pending, policy, remember=True)
         receipt = None
         if publish and self.receipts_dir is not None:
-            receipt = self._publish(f"step-{step:08d}", pending)
+            receipt = self._publish(f"step-{step:08d}", pending, policy)
         record = StepRecord(step, values, receipt)
         self.steps.append(record)
         self.last = values
@@ -212,13 +242,16 @@ class RolloutRecorder:
         updated. None when nothing was recorded."""
         with self._lock:
             pending, self._eval_pending = self._eval_pending, {}
+            policy = self._policy[True] or _engine.receipt_policy("mask")
+            self._policy[True] = None
         if not pending:
             return None
-        values = self._metrics(pending, remember=False)
+        values = self._metrics(pending, policy, remember=False)
         receipt = None
         if publish and self.receipts_dir is not None:
             earlier = sum(1 for record in self.eval_steps if record.step == step)
-            receipt = self._publish(f"eval-{step:08d}" + (f"-{earlier + 1}" if earlier else ""), pending)
+            name = f"eval-{step:08d}" + (f"-{earlier + 1}" if earlier else "")
+            receipt = self._publish(name, pending, policy)
         record = StepRecord(step, values, receipt)
         self.eval_steps.append(record)
         return record
@@ -264,9 +297,12 @@ class RolloutRecorder:
             self.last = steps[-1].metrics if steps else {}
             self._pending = {}
             self._eval_pending = {}
+            self._policy = {False: None, True: None}
 
     # -- metrics -----------------------------------------------------------------------------
-    def _metrics(self, pending: dict[_Key, _Prompt], *, remember: bool) -> dict[str, float | None]:
+    def _metrics(
+        self, pending: dict[_Key, _Prompt], policy: str, *, remember: bool
+    ) -> dict[str, float | None]:
         cells: dict[str, list[tuple[_Key, _Prompt]]] = {}
         for key, entry in pending.items():
             cells.setdefault(f"level{entry.level}_{entry.domain}", []).append((key, entry))
@@ -277,7 +313,7 @@ class RolloutRecorder:
             for key, entry in everything:  # after counting: "new" means before this step
                 self._seen.setdefault(key, set()).update(_verified_keys(entry.attempts))
         for name, items in [*sorted(cells.items()), ("all", everything)]:
-            for metric, value in self._cell(items, new_by_prompt).items():
+            for metric, value in self._cell(items, new_by_prompt, policy).items():
                 out[f"modebench/{name}/{metric}"] = value
         return out
 
@@ -285,20 +321,25 @@ class RolloutRecorder:
         seen = self._seen.get(key, set())
         return len(set(_verified_keys(entry.attempts)) - seen)
 
-    def _cell(self, items: list[tuple[_Key, _Prompt]], new: dict[_Key, int]) -> dict[str, float | None]:
+    def _cell(
+        self, items: list[tuple[_Key, _Prompt]], new: dict[_Key, int], policy: str
+    ) -> dict[str, float | None]:
+        # The attempts as the step receipt scores them (evaluate's --unscorable policy); a prompt
+        # with an attempt still unscorable is failed there, so it is left out here.
+        scored = [(key, _engine.scored_attempts(policy, entry.attempts)) for key, entry in items]
         scorable = [
-            (key, entry)
-            for key, entry in items
-            if not any(attempt["status"] in _engine.UNSCORABLE for attempt in entry.attempts)
+            (key, attempts)
+            for key, attempts in scored
+            if not any(attempt["status"] in _engine.UNSCORABLE for attempt in attempts)
         ]
         unscorable = sum(
             1 for _, entry in items for attempt in entry.attempts if attempt["status"] in _engine.UNSCORABLE
         )
-        per_prompt = [metrics.prompt_metrics(entry.attempts) for _, entry in scorable]
+        per_prompt = [metrics.prompt_metrics(attempts) for _, attempts in scorable]
         pcmd_values = [
             value
-            for _, entry in scorable
-            if (value := metrics.mode_diversity(metrics.verified_mode_counts(entry.attempts))) is not None
+            for _, attempts in scorable
+            if (value := metrics.mode_diversity(metrics.verified_mode_counts(attempts))) is not None
         ]
         d_mode = sum(pcmd_values) / len(pcmd_values) if pcmd_values else None
         coverage = None
@@ -318,7 +359,7 @@ class RolloutRecorder:
         }
 
     # -- receipts ----------------------------------------------------------------------------
-    def _publish(self, name: str, pending: dict[_Key, _Prompt]) -> Path:
+    def _publish(self, name: str, pending: dict[_Key, _Prompt], policy: str) -> Path:
         assert self.receipts_dir is not None and self.grader is not None
         self.receipts_dir.mkdir(parents=True, exist_ok=True)
         records = self.receipts_dir / f"{name}.jsonl"
@@ -338,7 +379,12 @@ class RolloutRecorder:
         with open(records, "x", encoding="utf-8") as handle:  # a step is written once
             handle.writelines(lines)
         _engine.publish_receipt(
-            records, receipt, self.grader.pool, graded, min_defined_prompts=self.min_defined_prompts
+            records,
+            receipt,
+            self.grader.pool,
+            graded,
+            min_defined_prompts=self.min_defined_prompts,
+            unscorable=policy,
         )
         return receipt
 

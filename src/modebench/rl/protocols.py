@@ -11,6 +11,13 @@ prompt=None, completion_ids=None, truncated=None) -> bool``
     ``truncated`` is True when the completion hit the generation budget without an end of
     sequence, False when it ended by itself, None when unknown (see ``docs/rl.md``). A bank
     admits what its own rule says (``ModeBank`` ignores both fields); True when the bank changed.
+``seal() -> object``
+    the rows offered since the previous seal were one batch (the return value is ignored): the
+    recorder calls it once after offering each gathered reward call's training rows (one
+    generation batch, every rank's rows), on every rank alike, so batches are the same on every
+    rank whatever else reads the bank. A bank whose rule depends on batches (``ReMaxBank``: a
+    mode's exemplar is the smallest candidate of the batch that found it) closes its batch
+    there; ``ModeBank`` does nothing.
 ``modes(prompt_id) -> list[str]``
     the canonical keys banked for a prompt (empty when none): bank coverage and
     ``NoveltyBonus(scope="bank")`` read it.
@@ -53,6 +60,8 @@ class RolloutBank(Protocol):
         completion_ids: Sequence[int] | None = None,
         truncated: bool | None = None,
     ) -> bool: ...
+
+    def seal(self) -> object: ...
 
     def modes(self, prompt_id: str) -> list[str]: ...
 

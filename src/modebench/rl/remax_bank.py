@@ -20,8 +20,10 @@ rules (the file and function of Re:Max each rule follows are named), beside
 * **Exemplar at discovery.** Offers arrive one row at a time; the rows offered since the last
   seal are one batch. A mode found for the first time in a batch gets, when the batch is sealed,
   the smallest token tuple among that batch's candidates of the mode (``min(candidates)`` in
-  ``score_and_update``); it is never replaced afterwards. A batch is sealed by :meth:`seal` and
-  by every read of exemplars, the schedule or the state.
+  ``score_and_update``); it is never replaced afterwards. A batch is sealed by :meth:`seal` —
+  :class:`~modebench.rl.live.RolloutRecorder` calls it after offering each gathered reward call's
+  rows, so on the standard path a batch is one generation batch, the same on every rank — and by
+  every read of exemplars, the schedule or the state.
 * **First-come capacity.** At most ``capacity`` exemplars per prompt; the modes found first keep
   the slots. Several new modes in one batch take the free slots in the order of their keys
   (``for new_key in sorted(new_keys): if len(prompt_exemplars) >= capacity: break``).
@@ -332,7 +334,7 @@ class ReMaxBank:
                     "answer": entry.answer,
                     "reference_sha256": entry.reference_sha256,
                     "prompt": entry.prompt,
-                    "counts": entry.counts,
+                    "counts": dict(entry.counts),  # copies: the state never aliases the live bank
                     "exemplars": [[key, _pack(ids), text] for key, (ids, text) in entry.exemplars.items()],
                 }
             )
@@ -341,7 +343,7 @@ class ReMaxBank:
             "identity": self.identity(),
             "frozen": self.frozen,
             "cursor": self._cursor,
-            "order": self._order,
+            "order": list(self._order),
             "offered": self.offered,
             "admitted": self.admitted,
             "prompts": prompts,
@@ -354,8 +356,9 @@ class ReMaxBank:
         temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
             with open(temporary, "wb") as raw:
-                # mtime=0: the same state gives the same bytes.
-                with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0) as handle:
+                # mtime=0 and no file name (GzipFile would store the temporary's, which holds the
+                # process id): the same state gives the same bytes in any process.
+                with gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=1, mtime=0) as handle:
                     handle.write(
                         json.dumps(self.state(), ensure_ascii=False, allow_nan=False).encode("utf-8")
                     )

@@ -44,6 +44,7 @@ import torch
 from trl.trainer.grpo_trainer import GRPOTrainer
 
 from modebench.rl.remax_bank import ReMaxBank, ReplayGroup
+from modebench.rl.rewards import TRLReward
 
 __all__ = ["ReplayConfig", "ReplayGRPOTrainer", "replay_nll", "replay_scale"]
 
@@ -115,18 +116,49 @@ def replay_nll(
     return per_group.mean(), list(nll.detach()), int(attention.sum())
 
 
+def _replay_bank(bank: ReMaxBank | None, reward_funcs: Any) -> ReMaxBank:
+    """``bank``, or the ``ReMaxBank`` of the recorder of a ``TRLReward`` among ``reward_funcs``."""
+    fed: list[ReMaxBank] = []
+    for function in reward_funcs:
+        recorder = getattr(function, "recorder", None) if isinstance(function, TRLReward) else None
+        found = None if recorder is None else recorder.bank
+        if isinstance(found, ReMaxBank) and all(found is not other for other in fed):
+            fed.append(found)
+    if bank is None:
+        if len(fed) != 1:
+            raise ValueError(
+                "ReplayGRPOTrainer needs one ReMaxBank: give the TRLReward among reward_funcs a "
+                "RolloutRecorder(bank=ReMaxBank(...)), or pass bank="
+                + ("" if not fed else f" (the reward functions' recorders hold {len(fed)})")
+            )
+        return fed[0]
+    if not isinstance(bank, ReMaxBank):
+        raise TypeError(f"bank must be a ReMaxBank, not {type(bank).__name__}")
+    if any(other is not bank for other in fed):
+        raise ValueError(
+            "bank= is not the ReMaxBank the reward function's recorder fills: pass that same bank "
+            "(or leave bank= out), so that replay reads the bank the rollouts are offered to"
+        )
+    return bank
+
+
 class ReplayGRPOTrainer(GRPOTrainer):  # type: ignore[misc,unused-ignore]  # Any when trl is untyped
     """``trl.GRPOTrainer`` plus Re:Max's verified replay at each optimizer step (module docstring).
 
-    ``bank`` is a :class:`ReMaxBank` filled with the run's verified completions (its token ids);
-    ``replay`` a :class:`ReplayConfig`. Everything else is ``GRPOTrainer``'s.
+    ``bank`` is the :class:`ReMaxBank` the run's verified completions fill. The standard way to
+    fill it is the recorder: ``TRLReward(grader, recorder=RolloutRecorder(bank=ReMaxBank(...)))``
+    among ``reward_funcs`` and ``ModebenchCallback(recorder).attach(trainer)`` (which gives the
+    reward function the trainer's stop token ids, so that ``truncated`` is known); ``bank`` may
+    then be left out and is that recorder's bank. A ``bank`` other than the ``ReMaxBank`` a
+    recorder among the reward functions fills is refused (replay would read a bank nobody fills).
+    ``replay`` is a :class:`ReplayConfig`. Everything else is ``GRPOTrainer``'s.
     """
 
     def __init__(
-        self, *args: Any, bank: ReMaxBank, replay: ReplayConfig | None = None, **kwargs: Any
+        self, *args: Any, bank: ReMaxBank | None = None, replay: ReplayConfig | None = None, **kwargs: Any
     ) -> None:
         super().__init__(*args, **kwargs)
-        self.bank = bank
+        self.bank = _replay_bank(bank, getattr(self, "reward_funcs", []))
         self.replay = replay if replay is not None else ReplayConfig()
         self.replay_forward_passes = 0
         self.replay_forward_tokens = 0

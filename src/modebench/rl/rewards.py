@@ -78,7 +78,8 @@ class TRLReward:
     Reads the dataset columns ``answer`` (the reference object or its JSON text), ``level``,
     ``domain`` and, when present, ``prompt_id`` (:func:`modebench.rl.dataset.trainer_rows` writes
     all four). Every graded batch is kept in :attr:`last` and handed to ``recorder`` (metrics,
-    bank, receipts) when one is given; each completion's status and mode key also go to TRL's
+    bank, receipts) when one is given, with the grader's unscorable policy (the recorder counts
+    an unscorable completion as the reward did); each completion's status and mode key also go to TRL's
     completions table (columns ``modebench_status``, ``modebench_mode_key``) through the
     ``log_extra`` argument TRL passes.
 
@@ -191,6 +192,7 @@ class TRLReward:
                 completion_ids=[row.completion_ids for row in everything],
                 truncated=[row.truncated for row in everything],
                 evaluation=evaluation,
+                unscorable=self.grader.unscorable,  # the metrics follow the rewards given
             )
         log_extra = kwargs.get("log_extra")
         if callable(log_extra):  # TRL >= 1.x: extra columns of its completions table
