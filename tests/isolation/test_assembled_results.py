@@ -82,6 +82,7 @@ class _GroupsPath:
 def outcomes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """How each prompt of the assembled path was finished: ``A`` (worker) or ``P`` (parent)."""
     seen: list[str] = []
+    monkeypatch.setattr(pool.OrderedResults, "BALANCE", False)  # every chunk offered to the worker
     original = pool.PromptsChunk.grade
 
     def grade(self: pool.PromptsChunk, worker: Any) -> list[Any]:
@@ -158,6 +159,12 @@ def test_counted_policy_is_applied_on_the_worker(
     # The rest of a failed request goes the groups way; the next request is assembled again.
     assert outcomes[2:16] == ["P"] * 14 and outcomes[16:] == ["A"] * 4
     assert receipt["evaluation"]["status"] == "completed"
+
+
+def test_balanced_single_worker_run_is_byte_identical(tmp_path: Path) -> None:
+    # One worker: chunks go to whichever side is free (OrderedResults.BALANCE); same bytes.
+    source = _input(tmp_path / "in.jsonl", {}, prompts=300)
+    _same(*_both(tmp_path, source))
 
 
 def test_assembled_line_round_trip() -> None:

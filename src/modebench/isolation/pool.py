@@ -351,7 +351,7 @@ class OrderedResults:
     attempts)``. With one (the run's policy for unscorable attempts) each item is a stored prompt
     ``(domain, prepared_json)`` whose result the worker assembles (:class:`PromptsChunk`): a
     result is then ``(seq, None, Assembled)``, or ``(seq, prepared, attempts)`` for a prompt the
-    parent had to finish itself.
+    parent finished itself (see ``BALANCE``).
     """
 
     def __init__(self, grader: ParallelGrader, policy: str | None = None) -> None:
@@ -362,6 +362,14 @@ class OrderedResults:
             tuple[list[int], list[dict[str, Any]] | None, Chunk | PromptsChunk, Future[Any]]
         ] = deque()
         self._limit = CHUNKS_PER_WORKER * grader.workers
+        #: One worker that fell behind: the parent assembles the next chunk itself (``_submit``).
+        self._behind = False
+        self._balance = self.BALANCE and grader.workers == 1
+
+    #: With a single worker, the worker (not the parent) is the longer pole once it assembles
+    #: results; the parent then takes the assembly of a chunk whenever it had to wait for the
+    #: worker. Both paths give the same bytes. Tests that pin the path turn it off.
+    BALANCE = True
 
     def put(self, seq: int, item: Any) -> list[Graded]:
         """Offer one prompt; the results finished so far (in order), after waiting for the oldest
@@ -369,7 +377,10 @@ class OrderedResults:
         self._pending.append((seq, item))
         if len(self._pending) < CHUNK_PROMPTS:
             return self.ready() if self._window and self._window[0][3].done() else []
-        out = self._pop() if len(self._window) >= self._limit else []
+        out: list[Graded] = []
+        if len(self._window) >= self._limit:
+            self._behind = self._balance and not self._window[0][3].done()
+            out = self._pop()
         self._submit()
         return out + self.ready()
 
@@ -395,7 +406,7 @@ class OrderedResults:
         if self._policy is None:
             prompts = [item for _, item in chunk]
             ready = Chunk(prompts)
-        elif sum(len(item[1]) for _, item in chunk) <= PROMPTS_REQUEST_BYTES:
+        elif not self._behind and sum(len(item[1]) for _, item in chunk) <= PROMPTS_REQUEST_BYTES:
             ready = PromptsChunk([(seq, domain, text) for seq, (domain, text) in chunk], self._policy)
         else:
             prompts = [json.loads(item[1]) for _, item in chunk]
