@@ -156,6 +156,15 @@ class Ledger:
             self.flush()
         else:
             self._join()
+            if self._results:
+                # Results of prompts graded while preflight runs: every row a result names was
+                # inserted before it was offered for grading, so any result below the first
+                # waiting insert has its row in the database already.
+                first = self._inserts[0][0] if self._inserts else None
+                ready = [row for row in self._results if first is None or row[2] < first]
+                if ready:
+                    self.db.executemany("UPDATE prompts SET result=?, chain=? WHERE seq=?", ready)
+                    self._results = self._results[len(ready) :] if first is not None else []
             if self._inserts:
                 if self._packer is None:
                     self._packer = ThreadPoolExecutor(1, thread_name_prefix="modebench-ledger")
@@ -185,6 +194,10 @@ class Ledger:
 
     def set_result(self, seq: int, result_json: str, link: bytes) -> None:
         self._results.append((_pack(result_json), link, seq))
+
+    def set_packed_result(self, seq: int, packed: bytes, link: bytes) -> None:
+        """``set_result`` of a result text a worker already packed as ``set_result`` does."""
+        self._results.append((packed, link, seq))
 
     def rows(self, columns: str, where: str = "1", start: int = 0) -> Iterator[tuple[Any, ...]]:
         """Iterate rows by ``seq`` in pages (no cursor held open across commits).

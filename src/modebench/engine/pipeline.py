@@ -24,7 +24,7 @@ from modebench.engine.checkpoint import (
     rederive_pending,
     repair_journal,
 )
-from modebench.engine.grading import Journal, grade_pending
+from modebench.engine.grading import Grading, Journal, grade_pending
 from modebench.engine.preflight import event, run_preflight
 from modebench.engine.spec import RunSpec
 from modebench.identity import digest_json, file_sha256, software_identity
@@ -179,24 +179,35 @@ def _run(
 ) -> Summary:
     selection = spec.shard or WHOLE
     _start(ledger, spec, bound)
+    path = ledger.directory / JOURNAL_NAME
+    progress = spec.execution.progress
     if ledger.get("phase") == "preflight":
-        run_preflight(ledger, spec, source, frozen, bound["input_sha256"], grader)
-        count = int(ledger.get("count"))  # written moments ago by this invocation
+        # Fresh (or restarted) preflight: nothing graded counts, the journal starts empty, and
+        # prompts are graded as preflight stores them (``Grading``). The phase stays
+        # ``preflight`` until the whole input has passed, so a refused line discards them all.
+        ledger.reset_prompts()
+        digest, link = repair_journal(ledger, path)
+        done = 0
+        tallied = tally_results(iter(()), spec.options.unscorable)
+        journal = Journal(path, digest, link, done)
+        with Grading(ledger, journal, grader, tallied, progress) as grading:
+            offer = grading.offer if grading.overlap() else None
+            run_preflight(ledger, spec, source, frozen, bound["input_sha256"], grader, offer)
+            count = int(ledger.get("count"))  # written moments ago by this invocation
+            _history(ledger, grader, done)
+            grading.start(selection.size(count))
+            grading.finish(selection.size(count), selection)
     else:
         count = check_ledger(ledger, selection)  # an earlier invocation's checkpoint is verified first
         check_plugins(ledger)
         rederive_pending(ledger, spec, frozen, grader, selection)
-    done = ledger.completed()
-    path = ledger.directory / JOURNAL_NAME
-    digest, link = repair_journal(ledger, path)
-    history = ledger.get("history")
-    history.append({"started_at": now_iso(), "workers": grader.workers, "resumed_prompts": done})
-    ledger.put("history", history)
-    ledger.commit()
-    # Results committed by an earlier invocation are tallied from the ledger; the rest as graded.
-    tallied = tally_results(graded_rows(ledger) if done else iter(()), spec.options.unscorable)
-    journal = Journal(path, digest, link, done)
-    grade_pending(ledger, journal, selection.size(count), grader, spec.execution.progress, selection, tallied)
+        done = ledger.completed()
+        digest, link = repair_journal(ledger, path)
+        _history(ledger, grader, done)
+        # Results committed by an earlier invocation are tallied from the ledger; the rest as graded.
+        tallied = tally_results(graded_rows(ledger) if done else iter(()), spec.options.unscorable)
+        journal = Journal(path, digest, link, done)
+        grade_pending(ledger, journal, selection.size(count), grader, progress, selection, tallied)
     event(spec.execution.progress, "finalizing", count, count)
     if file_sha256(source) != bound["input_sha256"]:
         raise InputError("input changed during evaluation; no final output published")
@@ -209,6 +220,14 @@ def _run(
     ledger.commit()
     event(spec.execution.progress, "complete", count, count)
     return _summary(spec.output, published, count, frozen is not None, status, ledger.directory)
+
+
+def _history(ledger: _ledger.Ledger, grader: Grader, done: int) -> None:
+    """Record this invocation in the run's history (the receipt's ``execution.history``)."""
+    history = ledger.get("history")
+    history.append({"started_at": now_iso(), "workers": grader.workers, "resumed_prompts": done})
+    ledger.put("history", history)
+    ledger.commit()
 
 
 def _run_meta(ledger: _ledger.Ledger, software: dict[str, Any], bound: dict[str, Any]) -> ReceiptMeta:

@@ -9,6 +9,7 @@ for the whole input — the same error, in the same order, as three separate pas
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from modebench.engine.spec import ProgressCallback, RunSpec
 from modebench.identity import canonical, digest_json, sha256_text
 from modebench.intake.lines import decoded, raw_lines, record_id
 from modebench.intake.preflight import Preflight, prepared_text
+from modebench.intake.shards import WHOLE, Shard
 from modebench.isolation.prepare import assumed_run_digest
 from modebench.validation import InputError
 
@@ -27,7 +29,10 @@ PLUGINS_KEY = "plugins"
 #: Ledger info written at the end of preflight and bound by ``preflight_sha256``.
 PREFLIGHT_KEYS = ("records_sha256", "run", "generation_metadata_status", "run_sha256", "dataset", "count")
 
-__all__ = ["PLUGINS_KEY", "PREFLIGHT_KEYS", "domains_of", "event", "run_preflight"]
+#: Where preflight hands each stored prompt: ``offer(seq, domain, prepared_json)``.
+Offer = Callable[[int, str, str], None]
+
+__all__ = ["PLUGINS_KEY", "Offer", "PREFLIGHT_KEYS", "domains_of", "event", "run_preflight"]
 
 
 def event(progress: ProgressCallback | None, phase: str, done: int, total: int | None) -> None:
@@ -39,9 +44,16 @@ class _Store:
     """The records of one preflight on their way into the ledger: sequence, digest, first binding error."""
 
     def __init__(
-        self, ledger: _ledger.Ledger, preflight: Preflight, progress: ProgressCallback | None
+        self,
+        ledger: _ledger.Ledger,
+        preflight: Preflight,
+        progress: ProgressCallback | None,
+        offer: Offer | None,
+        selection: Shard,
     ) -> None:
         self.ledger = ledger
+        self.offer = offer
+        self.selection = selection
         self.preflight = preflight
         self.progress = progress
         self.seq = 0
@@ -73,13 +85,9 @@ class _Store:
             plugin_origin = domains.origin(bound["domain"])
             if plugin_origin is not None:  # a third-party domain: its journal lines name the plug-in
                 bound["plugin"] = plugin_origin
-            self.ledger.insert(
-                self.seq,
-                bound["level"],
-                bound["domain"],
-                len(record["responses"]),
-                prepared_text(bound, raw_text),
-            )
+            text = prepared_text(bound, raw_text)
+            self.ledger.insert(self.seq, bound["level"], bound["domain"], len(record["responses"]), text)
+            self._offer(bound["domain"], text)
         self._stored()
 
     def prepared(self, number: int, reply: Any) -> bool:
@@ -93,8 +101,14 @@ class _Store:
             return False  # a duplicate: the in-process path reports it
         self._digest(text[start:end])
         self.ledger.insert(self.seq, level, domain, k, text)
+        self._offer(domain, text)
         self._stored()
         return True
+
+    def _offer(self, domain: str, text: str) -> None:
+        """Hand a stored prompt of this shard to grading while preflight goes on."""
+        if self.offer is not None and self.selection.contains(self.seq):
+            self.offer(self.seq, domain, text)
 
     def _digest(self, raw_text: str) -> None:
         self.records_digest.update((b"," if self.seq else b"") + raw_text.encode("utf-8"))
@@ -107,9 +121,19 @@ class _Store:
 
 
 def run_preflight(
-    ledger: _ledger.Ledger, spec: RunSpec, source: Path, frozen: Any, input_sha: str, grader: Grader
+    ledger: _ledger.Ledger,
+    spec: RunSpec,
+    source: Path,
+    frozen: Any,
+    input_sha: str,
+    grader: Grader,
+    offer: Offer | None = None,
 ) -> None:
-    """Validate every record of ``source`` into ``ledger`` and record the preflight metadata."""
+    """Validate every record of ``source`` into ``ledger`` and record the preflight metadata.
+
+    ``offer(seq, domain, prepared_json)``, if given, receives each stored prompt of the run's shard as
+    soon as it is stored, in input order, so that grading can start before preflight ends.
+    """
     progress = spec.execution.progress
     event(progress, "validating", 0, None)
     ledger.reset_prompts()
@@ -121,7 +145,7 @@ def run_preflight(
         seen=_ledger.SeenSet(ledger.db),
         prompt_ids=spec.prompt_ids,
     )
-    store = _Store(ledger, preflight, progress)
+    store = _Store(ledger, preflight, progress, offer, spec.shard or WHOLE)
     input_digest = hashlib.sha256()
     ledger.staging = True  # progress commits pack their records on the ledger's helper thread
     lines = raw_lines(source, input_digest)

@@ -7,19 +7,19 @@ idle the other workers (results are still consumed in order, so memory stays bou
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from itertools import islice
 from typing import Any
 
-from modebench.diagnostics import MAX_REQUEST_BYTES
-from modebench.domains._pipeline import encode_answer, parent_precheck, request_overhead, text_precheck
+from modebench.diagnostics import MAX_REQUEST_BYTES, UNSCORABLE, result
+from modebench.isolation.assemble import Assembled, Plan, parse_assembled, prompts_request
 from modebench.isolation.client import reference_check_with
 from modebench.isolation.prepare import MAX_LINE_BYTES, MAX_REQUEST_LINES_BYTES, request_line
 from modebench.isolation.process import BoundedWorker
-from modebench.isolation.protocol import groups_request
+from modebench.isolation.protocol import decode_line, groups_request, item_reply
 from modebench.validation import is_integer
 
 MAX_WORKERS = 8
@@ -33,28 +33,9 @@ PREPARE_LINES = 64
 REQUEST_BUDGET = 16 * MAX_REQUEST_BYTES
 
 
-class _Plan:
-    """One prompt on its way to a worker: parent-side verdicts, and distinct texts still to grade."""
-
-    __slots__ = ("attempts", "pending", "answer_json")
-
-    def __init__(self, prepared: dict[str, Any]) -> None:
-        level, domain, row = prepared["level"], prepared["domain"], prepared["row"]
-        texts: list[str] = prepared["raw"]["responses"]
-        self.attempts: list[dict[str, Any] | None] = [None] * len(texts)
-        self.pending: dict[str, list[int]] = {}
-        self.answer_json = ""
-        try:
-            # Encoded once: it sizes every request of this prompt and travels in them as is.
-            self.answer_json = encode_answer(row["answer"])
-            overhead = request_overhead(level, domain, None, self.answer_json)
-        except (TypeError, ValueError, RecursionError):
-            self.attempts = [parent_precheck(level, domain, row, text) for text in texts]
-            return
-        for index, text in enumerate(texts):
-            early = self.attempts[index] = text_precheck(overhead, text)
-            if early is None:
-                self.pending.setdefault(text, []).append(index)  # identical responses are graded once
+#: One prompt on its way to a worker (its home is :mod:`modebench.isolation.assemble`, where the
+#: worker plans prompts it assembles with the same code).
+_Plan = Plan
 
 
 def _requests(
@@ -108,7 +89,7 @@ class Chunk:
     consuming thread while a grading thread keeps the worker busy with the previous chunk.
     """
 
-    def __init__(self, prompts: list[dict[str, Any]]) -> None:
+    def __init__(self, prompts: list[dict[str, Any]], answered: int = 0) -> None:
         self.plans = [_Plan(prepared) for prepared in prompts]
         self.groups = [
             (prepared["level"], prepared["domain"], plan.answer_json, list(plan.pending))
@@ -116,10 +97,13 @@ class Chunk:
         ]
         fixed = [len(plan.answer_json) for plan in self.plans]
         self.requests: Requests = []
-        for request in _requests(self.groups, fixed):
-            pieces = [
-                (*self.groups[index][:3], self.groups[index][3][start:stop]) for index, start, stop in request
-            ]
+        # ``answered``: the first prompt's first texts already have replies (``PromptsChunk``).
+        sending = [
+            (*group[:3], group[3][answered:] if index == 0 else group[3])
+            for index, group in enumerate(self.groups)
+        ]
+        for request in _requests(sending, fixed):
+            pieces = [(*sending[index][:3], sending[index][3][start:stop]) for index, start, stop in request]
             try:
                 data: bytes | None = groups_request(pieces)
             except (TypeError, ValueError, RecursionError):
@@ -132,16 +116,74 @@ class Chunk:
 
     def finish(self, graded: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
         """Every prompt's attempts in response order, repeats given their own copies."""
-        out = []
-        for plan, group, replies in zip(self.plans, self.groups, graded):
-            attempts = plan.attempts
-            for text, reply in zip(group[3], replies):
-                first, *repeats = plan.pending[text]
-                attempts[first] = reply
-                for index in repeats:
-                    attempts[index] = dict(reply)  # each attempt owns its record
-            out.append([attempt for attempt in attempts if attempt is not None])
+        return [
+            plan.finish(group[3], replies) for plan, group, replies in zip(self.plans, self.groups, graded)
+        ]
+
+
+#: A ``prompts`` request carries at most this many bytes of prepared records (the worker reads
+#: lines of up to 64 MiB); a chunk beyond it is graded the ``groups`` way.
+PROMPTS_REQUEST_BYTES = 16 * MAX_REQUEST_BYTES
+
+
+class PromptsChunk:
+    """Stored prompts made ready for one worker that assembles their results itself
+    (:mod:`modebench.isolation.assemble`): the request is the stored records spliced together.
+
+    ``grade`` gives, per prompt, an :class:`Assembled` result, or ``(prepared, attempts)`` where
+    the parent had to finish the prompt itself: a prompt the worker answered ``N``, and every
+    prompt from the first one a failure interrupted, which is graded on the ``groups`` path from
+    its first unanswered text on, so the failure is placed and reported as that path does.
+    """
+
+    def __init__(self, prompts: list[tuple[int, str, str]], policy: str) -> None:
+        self.prompts = prompts
+        self.data = prompts_request(policy, [(seq, text) for seq, _, text in prompts])
+        self.domains = {domain for _, domain, _ in prompts}
+
+    def grade(self, worker: BoundedWorker) -> list[Any]:
+        lines, _ = worker.prompts(self.data, len(self.prompts), self.domains)
+        out: list[Any] = []
+        for position, (_, _, text) in enumerate(self.prompts):
+            answered = lines[position] if position < len(lines) else []
+            last = answered[-1] if answered else b""
+            if last[:1] == b"A":
+                try:
+                    out.append(parse_assembled(last))
+                    continue
+                except (ValueError, RecursionError):
+                    pass  # out of shape: this prompt and the rest the groups way
+            prepared = json.loads(text)
+            texts = list(_Plan(prepared).pending)
+            items = answered[:-1] if last[:1] in (b"A", b"N") else answered
+            replies, complete = _item_replies(items, texts)
+            if complete and last[:1] == b"N":
+                out.append((prepared, _Plan(prepared).finish(texts, replies)))
+                continue
+            rest = [prepared] + [json.loads(later) for _, _, later in self.prompts[position + 1 :]]
+            chunk = Chunk(rest, answered=len(replies))
+            graded = chunk.grade(worker)
+            graded[0] = replies + graded[0]
+            out.extend(zip(rest, chunk.finish(graded)))
+            break
         return out
+
+
+def _item_replies(lines: list[bytes], texts: list[str]) -> tuple[list[dict[str, Any]], bool]:
+    """Item reply lines of one prompt decoded and checked as ``BoundedWorker`` does, up to the
+    first that ends its worker (a refused reply becomes a ``worker_failure``, as there); whether
+    every text got a reply that lets grading go on."""
+    replies: list[dict[str, Any]] = []
+    for line, text in zip(lines, texts):
+        try:
+            reply = item_reply(decode_line(line), text)
+        except (ValueError, RecursionError) as exc:
+            replies.append(result("worker_failure", detail=f"{type(exc).__name__}: {exc}"))
+            return replies, False
+        replies.append(reply)
+        if reply["status"] in UNSCORABLE and reply["status"] != "invalid_reference":
+            return replies, False
+    return replies, len(replies) == len(texts)
 
 
 def grade_prompts(worker: BoundedWorker, prompts: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -208,7 +250,7 @@ class ParallelGrader:
             self._local.worker = worker
         return worker
 
-    def _grade(self, chunk: Chunk) -> list[list[dict[str, Any]]]:
+    def _grade(self, chunk: Any) -> Any:
         if self._cancelled.is_set():
             raise RuntimeError("grading cancelled")
         return chunk.grade(self._worker())
@@ -227,8 +269,7 @@ class ParallelGrader:
         Like :meth:`results`, a window of requests is in flight on every worker while this
         thread consumes replies in order, so memory stays bounded.
         """
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="modebench-grader")
+        executor = self._pool()
         window: deque[tuple[list[tuple[int, bytes]], list[int], Future[list[Any] | None] | None]] = deque()
         limit = CHUNKS_PER_WORKER * self.workers
         source = iter(lines)
@@ -254,9 +295,7 @@ class ParallelGrader:
                     exhausted = True
                 if not chunk:
                     break
-                future = (
-                    self._executor.submit(self._prepare, request_line(run, sent), len(sent)) if sent else None
-                )
+                future = executor.submit(self._prepare, request_line(run, sent), len(sent)) if sent else None
                 window.append((chunk, positions, future))
             if not window:
                 return
@@ -269,6 +308,16 @@ class ParallelGrader:
             for (number, line), reply in zip(chunk, replies):
                 yield number, line, reply
 
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="modebench-grader")
+        return self._executor
+
+    def ordered(self, policy: str | None = None) -> OrderedResults:
+        """A feed that grades prompts as they are offered and hands results back in that order
+        (with ``policy``: stored prompts, results assembled on the workers)."""
+        return OrderedResults(self, policy)
+
     def results(
         self, items: Iterable[tuple[int, dict[str, Any]]]
     ) -> Iterator[tuple[int, dict[str, Any], list[dict[str, Any]]]]:
@@ -279,27 +328,103 @@ class ParallelGrader:
         trip. Even one worker is driven from a grading thread, so this thread's bookkeeping
         overlaps the worker's grading.
         """
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="modebench-grader")
-        window: deque[tuple[list[tuple[int, dict[str, Any]]], Chunk, Future[list[list[dict[str, Any]]]]]] = (
-            deque()
-        )
-        limit = CHUNKS_PER_WORKER * self.workers
-        source = iter(items)
-        exhausted = False
-        while True:
-            while not exhausted and len(window) < limit:
-                chunk = list(islice(source, CHUNK_PROMPTS))
-                if not chunk:
-                    exhausted = True
-                    break
-                ready = Chunk([prepared for _, prepared in chunk])
-                window.append((chunk, ready, self._executor.submit(self._grade, ready)))
-            if not window:
-                return
-            chunk, ready, future = window.popleft()
-            for (seq, prepared), attempts in zip(chunk, ready.finish(future.result())):
-                yield seq, prepared, attempts
+        feed = self.ordered()
+        for seq, prepared in items:
+            yield from feed.put(seq, prepared)
+        yield from feed.drain()
 
 
-__all__ = ["MAX_WORKERS", "ParallelGrader", "grade_prompts", "grade_requests"]
+#: One prompt's result: ``(seq, prepared, attempts)``, or ``(seq, None, Assembled)`` (``OrderedResults``).
+Graded = tuple[int, Any, Any]
+
+
+class OrderedResults:
+    """Prompts graded as they are offered, results handed back strictly in the order offered.
+
+    The engine offers prompts while the input is still being preflighted (``put``), takes the
+    results that are finished without waiting for the others (``put`` returns them, as does
+    ``ready``), and at the end waits for the rest (``drain``). At most ``CHUNKS_PER_WORKER`` chunks
+    per worker are in flight: when the window is full, ``put`` waits for the oldest chunk, so
+    memory stays bounded however far the offering runs ahead of the workers.
+
+    Without a ``policy`` each item is a prepared record and each result ``(seq, prepared,
+    attempts)``. With one (the run's policy for unscorable attempts) each item is a stored prompt
+    ``(domain, prepared_json)`` whose result the worker assembles (:class:`PromptsChunk`): a
+    result is then ``(seq, None, Assembled)``, or ``(seq, prepared, attempts)`` for a prompt the
+    parent finished itself (see ``BALANCE``).
+    """
+
+    def __init__(self, grader: ParallelGrader, policy: str | None = None) -> None:
+        self._grader = grader
+        self._policy = policy
+        self._pending: list[tuple[int, Any]] = []
+        self._window: deque[
+            tuple[list[int], list[dict[str, Any]] | None, Chunk | PromptsChunk, Future[Any]]
+        ] = deque()
+        self._limit = CHUNKS_PER_WORKER * grader.workers
+        #: One worker that fell behind: the parent assembles the next chunk itself (``_submit``).
+        self._behind = False
+        self._balance = self.BALANCE and grader.workers == 1
+
+    #: With a single worker, the worker (not the parent) is the longer pole once it assembles
+    #: results; the parent then takes the assembly of a chunk whenever it had to wait for the
+    #: worker. Both paths give the same bytes. Tests that pin the path turn it off.
+    BALANCE = True
+
+    def put(self, seq: int, item: Any) -> list[Graded]:
+        """Offer one prompt; the results finished so far (in order), after waiting for the oldest
+        chunk only when the window is full."""
+        self._pending.append((seq, item))
+        if len(self._pending) < CHUNK_PROMPTS:
+            return self.ready() if self._window and self._window[0][3].done() else []
+        out: list[Graded] = []
+        if len(self._window) >= self._limit:
+            self._behind = self._balance and not self._window[0][3].done()
+            out = self._pop()
+        self._submit()
+        return out + self.ready()
+
+    def ready(self) -> list[Graded]:
+        """Results of the oldest chunks that are finished, without waiting."""
+        out: list[Graded] = []
+        while self._window and self._window[0][3].done():
+            out.extend(self._pop())
+        return out
+
+    def drain(self) -> Iterator[Graded]:
+        """Every remaining result in order, waiting for the workers."""
+        if self._pending:
+            self._submit()
+        while self._window:
+            yield from self._pop()
+
+    def _submit(self) -> None:
+        chunk, self._pending = self._pending, []
+        seqs = [seq for seq, _ in chunk]
+        prompts: list[dict[str, Any]] | None = None
+        ready: Chunk | PromptsChunk
+        if self._policy is None:
+            prompts = [item for _, item in chunk]
+            ready = Chunk(prompts)
+        elif not self._behind and sum(len(item[1]) for _, item in chunk) <= PROMPTS_REQUEST_BYTES:
+            ready = PromptsChunk([(seq, domain, text) for seq, (domain, text) in chunk], self._policy)
+        else:
+            prompts = [json.loads(item[1]) for _, item in chunk]
+            ready = Chunk(prompts)
+        self._window.append((seqs, prompts, ready, self._grader._pool().submit(self._grader._grade, ready)))
+
+    def _pop(self) -> list[Graded]:
+        seqs, prompts, ready, future = self._window.popleft()
+        if isinstance(ready, Chunk):
+            assert prompts is not None
+            return list(zip(seqs, prompts, ready.finish(future.result())))
+        out: list[Graded] = []
+        for seq, outcome in zip(seqs, future.result()):
+            if isinstance(outcome, Assembled):
+                out.append((seq, None, outcome))
+            else:
+                out.append((seq, outcome[0], outcome[1]))
+        return out
+
+
+__all__ = ["MAX_WORKERS", "OrderedResults", "ParallelGrader", "grade_prompts", "grade_requests"]

@@ -410,13 +410,52 @@ class BoundedWorker:
                 position += 1
         return results
 
+    def prompts(self, data: bytes, count: int, domains: Iterable[Any] = ()) -> tuple[list[list[bytes]], bool]:
+        """Send a ``prompts`` request (:mod:`modebench.isolation.assemble`); its reply lines, raw.
+
+        Returns each prompt's lines (item replies, then its ``A`` or ``N`` line) and True once all
+        ``count`` prompts are answered. On any failure the worker is replaced and the lines read
+        so far come back with False: the caller grades the rest with ``grade_groups``, which
+        places and reports the failure exactly as a ``groups`` request does. ``domains``: the
+        prompts' domains, warmed first as :meth:`want` says. A worker from a replaced
+        ``worker_command`` speaks 0.4.0's protocol: nothing is sent, everything goes the
+        ``grade_groups`` way."""
+        if self._command_replaced():
+            return [[]], False
+        self.want(domains)
+        with self._lock:
+            self._check_cancel()
+            answered: list[list[bytes]] = [[]]
+            try:
+                self._ensure()
+                deadline = time.monotonic() + self.timeout_seconds
+                self._write(data, deadline)
+                while True:
+                    line = self._read_line(deadline)
+                    deadline = time.monotonic() + self.timeout_seconds
+                    answered[-1].append(line)
+                    if line[:1] in (b"A", b"N"):
+                        if len(answered) == count:
+                            return answered, True
+                        answered.append([])
+            except _WorkerError:
+                self.close()
+                return answered, False
+            except BaseException:
+                self.close()  # KeyboardInterrupt, cancellation: never leave a worker behind
+                raise
+
     def lines(self, data: bytes, expected: int, seconds: float = START_SECONDS) -> list[Any] | None:
         """Send one request line and return ``expected`` decoded reply lines, or None when the
         worker failed in any way (it is then replaced). For requests whose every reply the
         caller can also produce itself (``prepare``), so a failure needs no diagnostic.
 
         Each reply has ``seconds``: a ``prepare`` line may warm a domain (import SymPy) before
-        its reference check, which the worker itself bounds by the reference deadline."""
+        its reference check, which the worker itself bounds by the reference deadline. A worker
+        from a replaced ``worker_command`` speaks 0.4.0's protocol, which has no such request:
+        None, without sending it (its greeting or error reply was taken for prepared lines)."""
+        if self._command_replaced():
+            return None
         with self._lock:
             self._check_cancel()
             try:

@@ -10,6 +10,9 @@ Protocol (one JSON line per message, both directions; see :mod:`modebench.isolat
   (optionally ``"flush": "each"``) → one compact item reply per text, in order, each graded
   under its own deadline exactly as if sent alone (see ``_ItemOutput`` for when lines are
   flushed).
+* ``{"operation": "prompts", "policy", "prompts": [[seq, prepared record], ...]}`` → for each
+  prompt the item replies of its distinct texts, as ``groups`` sends them, then the prompt's
+  assembled result (:mod:`modebench.isolation.assemble`).
 
 After any unscorable reply (timeout, resource_limit, worker_failure) the worker exits, as the
 reference does, so no possibly corrupted state is reused; the parent resends what is left.
@@ -423,6 +426,8 @@ def _handle(request: dict[str, Any]) -> list[dict[str, Any]]:
         return replies
     if operation == "prepare":
         return _prepare(request)
+    if operation == "prompts":
+        return _prompts(request)
     if operation == "grade":
         reply = _guarded(
             seconds,
@@ -449,6 +454,18 @@ def _handle(request: dict[str, Any]) -> list[dict[str, Any]]:
         reply = result("worker_failure", detail="invalid worker request")
     _send(reply_line(reply))
     return [reply]
+
+
+def _prompts(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """Grade prompts and assemble each one's result here (:mod:`modebench.isolation.assemble`)."""
+    # Imported when a prompts request arrives: a worker that only checks references never loads it.
+    from modebench.isolation.assemble import worker_prompts  # noqa: PLC0415 - worker start-up: only a prompts request needs it
+
+    output = _ItemOutput(strict=False)
+    try:
+        return worker_prompts(request, _grade_group, output)
+    finally:
+        output.close()
 
 
 def _check_reference(level: Any, domain: Any, answer: Any) -> dict[str, Any]:

@@ -7,6 +7,7 @@ recomputes a receipt's numbers from its journal: all three with these functions.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 from typing import Any
 
 from modebench import metrics
@@ -19,7 +20,16 @@ from modebench.receipt.schema import SCORING_POLICY
 CellKey = tuple[int, str, int]
 Cells = dict[CellKey, metrics.CellAccumulator]
 
-__all__ = ["CellKey", "Cells", "StatusTally", "evaluation_block", "tally_result", "tally_results", "v4_cells"]
+__all__ = [
+    "CellKey",
+    "Cells",
+    "StatusTally",
+    "evaluation_block",
+    "tally_counted",
+    "tally_result",
+    "tally_results",
+    "v4_cells",
+]
 
 
 class StatusTally:
@@ -88,6 +98,35 @@ def tally_result(tally: StatusTally, cells: Cells, cell: CellKey, result: Mappin
         accumulator.add(result)
     else:
         accumulator.prompts += 1
+
+
+def tally_counted(
+    tally: StatusTally,
+    cells: Cells,
+    cell: CellKey,
+    statuses: tuple[Mapping[str, int], Mapping[str, int]],
+    metrics_of: tuple[Any, Any, Any, Any],
+) -> None:
+    """Add one per-prompt result already reduced to what the tally reads (``isolation.assemble``):
+    its attempt ``statuses`` (counts, and counted-as-incorrect originals) and its
+    ``(accuracy, pass_at_k, distinct_at_k, pcmd)``; the same sums as :func:`tally_result`."""
+    counts, counted = statuses
+    for status, number in counts.items():
+        tally.counts[status] = tally.counts.get(status, 0) + number
+    for status, number in counted.items():
+        tally.counted[status] = tally.counted.get(status, 0) + number
+    accumulator = cells.get(cell)
+    if accumulator is None:
+        accumulator = cells[cell] = metrics.CellAccumulator()
+    accuracy, passed, distinct, pcmd = metrics_of
+    if accuracy is None:
+        accumulator.prompts += 1
+        return
+    for value in (accuracy, passed):
+        Fraction(value)  # a value the rational sum refuses is refused now, as in CellAccumulator.add
+    accumulator.add_counted(
+        1, {accuracy: 1}, {passed: 1}, distinct, 0 if pcmd is None else 1, {} if pcmd is None else {pcmd: 1}
+    )
 
 
 def v4_cells(cells: Cells, threshold: int, healthy: bool) -> list[dict[str, Any]]:
