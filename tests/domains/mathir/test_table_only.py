@@ -252,7 +252,14 @@ def _differential() -> Any:
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # The script puts the checkout (and src/) first on sys.path when it runs; restored here, or the
+    # rest of this test process would find src/modebench.egg-info before the installed
+    # distribution (Inspect then no longer names modebench's tasks ``modebench/...``).
+    saved = list(sys.path)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = saved
     return module
 
 
