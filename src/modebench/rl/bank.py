@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from modebench.rl.protocols import offer_rows
+
 __all__ = [
     "BANK_SCHEMA",
     "MAX_STATE_BYTES",
@@ -172,22 +174,7 @@ class ModeBank:
     def offer_graded(self, rows: Iterable[Mapping[str, Any]]) -> int:
         """Offer many rows (mappings with :meth:`offer`'s fields and ``prompt_id``); how many
         changed the bank."""
-        changed = 0
-        for row in rows:
-            changed += self.offer(
-                row["prompt_id"],
-                level=row["level"],
-                domain=row["domain"],
-                answer=row["answer"],
-                reference_sha256=row["reference_sha256"],
-                text=row["text"],
-                status=row["status"],
-                canonical_key=row["canonical_key"],
-                prompt=row.get("prompt"),
-                completion_ids=row.get("completion_ids"),
-                truncated=row.get("truncated"),
-            )
-        return changed
+        return offer_rows(self, rows)
 
     # -- reading -----------------------------------------------------------------------------
     def __len__(self) -> int:

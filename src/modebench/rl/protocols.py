@@ -34,11 +34,11 @@ prompt=None, completion_ids=None, truncated=None) -> bool``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["RolloutBank"]
+__all__ = ["RolloutBank", "offer_rows"]
 
 
 @runtime_checkable
@@ -70,3 +70,24 @@ class RolloutBank(Protocol):
     def load(self, path: Path) -> None: ...
 
     def identity(self) -> dict[str, Any]: ...
+
+
+def offer_rows(bank: RolloutBank, rows: Iterable[Mapping[str, Any]]) -> int:
+    """Offer ``rows`` (mappings with :meth:`RolloutBank.offer`'s fields and ``prompt_id``) to
+    ``bank`` one by one; how many of them the bank took (each bank's ``offer_graded``)."""
+    return sum(
+        bank.offer(
+            row["prompt_id"],
+            level=row["level"],
+            domain=row["domain"],
+            answer=row["answer"],
+            reference_sha256=row["reference_sha256"],
+            text=row["text"],
+            status=row["status"],
+            canonical_key=row["canonical_key"],
+            prompt=row.get("prompt"),
+            completion_ids=row.get("completion_ids"),
+            truncated=row.get("truncated"),
+        )
+        for row in rows
+    )

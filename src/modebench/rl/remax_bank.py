@@ -56,6 +56,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from modebench.rl.protocols import offer_rows
+
 __all__ = ["MAX_STATE_BYTES", "REMAX_BANK_SCHEMA", "ReMaxBank", "ReplayGroup"]
 
 REMAX_BANK_SCHEMA: Final = "modebench-rl-remax-bank-v1"
@@ -184,22 +186,7 @@ class ReMaxBank:
 
     def offer_graded(self, rows: Iterable[Mapping[str, Any]]) -> int:
         """Offer many rows (mappings with :meth:`offer`'s fields); how many were admitted."""
-        admitted = 0
-        for row in rows:
-            admitted += self.offer(
-                row["prompt_id"],
-                level=row["level"],
-                domain=row["domain"],
-                answer=row["answer"],
-                reference_sha256=row["reference_sha256"],
-                text=row["text"],
-                status=row["status"],
-                canonical_key=row["canonical_key"],
-                prompt=row.get("prompt"),
-                completion_ids=row.get("completion_ids"),
-                truncated=row.get("truncated"),
-            )
-        return admitted
+        return offer_rows(self, rows)
 
     def seal(self) -> int:
         """End the open batch: its newly found modes take their exemplars (first come, in key
