@@ -13,16 +13,16 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from modebench.backends import make_grader
 from modebench.isolation import pool
 from modebench.streaming import evaluate_file
 from modebench.validation import InputError
+from tests.opaque_grader import OpaqueLocalGrader
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 COUNTDOWN = {"verifier": "countdown", "numbers": [1, 2, 3], "target": 6}
@@ -61,35 +61,8 @@ LATE = {
 }
 
 
-class _Sequential:
-    """The same local pool, but not a ``ParallelGrader``: the engine grades after preflight."""
-
-    def __init__(self, workers: int = 1) -> None:
-        self.inner = make_grader("local", workers)
-        self.workers = workers
-
-    def __enter__(self) -> _Sequential:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.inner.close()
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def prestart(self) -> None:
-        self.inner.prestart()
-
-    def reference_check(self, level: Any, domain: Any, answer: Any) -> dict[str, Any]:
-        return self.inner.reference_check(level, domain, answer)
-
-    def prepared_lines(
-        self, run: Any, lines: Iterable[tuple[int, bytes]]
-    ) -> Iterator[tuple[int, bytes, Any]]:
-        return self.inner.prepared_lines(run, lines)
-
-    def results(self, items: Iterable[tuple[int, dict[str, Any]]]) -> Any:
-        return self.inner.results(items)
+#: The same local pool, but not a ``ParallelGrader``: the engine grades after preflight.
+_Sequential = OpaqueLocalGrader
 
 
 @pytest.fixture

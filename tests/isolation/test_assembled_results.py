@@ -14,17 +14,16 @@ from __future__ import annotations
 import base64
 import json
 import zlib
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from modebench.backends import make_grader
 from modebench.diagnostics import MAX_RESPONSE_CHARS
 from modebench.isolation import assemble, pool
 from modebench.streaming import evaluate_file
 from modebench.verifier_worker import FAULT_BY_TEXT, FAULT_ENV, FAULT_TEXT
+from tests.opaque_grader import OpaqueLocalGrader
 
 COUNTDOWN = {"verifier": "countdown", "numbers": [1, 2, 3], "target": 6}
 RUN = {
@@ -47,35 +46,8 @@ def _input(path: Path, special: dict[int, list[str]], prompts: int = 40) -> Path
     return path
 
 
-class _GroupsPath:
-    """The local pool behind a grader the engine does not recognise: the parent assembles."""
-
-    def __init__(self) -> None:
-        self.inner = make_grader("local", 1)
-        self.workers = 1
-
-    def __enter__(self) -> _GroupsPath:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.inner.close()
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def prestart(self) -> None:
-        self.inner.prestart()
-
-    def reference_check(self, level: Any, domain: Any, answer: Any) -> dict[str, Any]:
-        return self.inner.reference_check(level, domain, answer)
-
-    def prepared_lines(
-        self, run: Any, lines: Iterable[tuple[int, bytes]]
-    ) -> Iterator[tuple[int, bytes, Any]]:
-        return self.inner.prepared_lines(run, lines)
-
-    def results(self, items: Iterable[tuple[int, dict[str, Any]]]) -> Any:
-        return self.inner.results(items)
+#: The local pool behind a grader the engine does not recognise: the parent assembles.
+_GroupsPath = OpaqueLocalGrader
 
 
 @pytest.fixture
