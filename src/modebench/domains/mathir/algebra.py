@@ -17,7 +17,7 @@ import sympy
 from sympy import Add, Expr, Integer, Mul, Poly, Pow, Rational, Symbol, cancel, expand, together
 from sympy.polys.polyerrors import CoercionFailed, PolynomialError
 
-from modebench.domains.mathir import table
+from modebench.domains.mathir import table, tabled
 from modebench.domains.mathir.expr import EvalError, Tree
 
 X = Symbol("x")
@@ -100,38 +100,26 @@ def _combine(side: Expr, op: str, arg: Expr) -> Expr:
 
 @lru_cache(maxsize=32768)
 def rebuild(printed: str) -> Expr:
-    """The SymPy object a printed key stands for, built with SymPy's evaluating constructors."""
-    tokens = table.tokens(printed)
-    position = 0
+    """The SymPy object a printed key stands for, built with SymPy's evaluating constructors from
+    the tree :func:`.tabled.node` reads (one reader of the printed form for both paths)."""
+    return _sympy_of(tabled.node(printed))
 
-    def parse() -> Expr:
-        nonlocal position
-        token = tokens[position]
-        position += 1
-        if position < len(tokens) and tokens[position] == "(":
-            position += 1
-            parts = [parse()]
-            while tokens[position] == ",":
-                position += 1
-                parts.append(parse())
-            position += 1  # ")"
-            if token == "add":
-                return Add(*parts)
-            if token == "mul":
-                return Mul(*parts)
-            if token == "inv":
-                return Pow(parts[0], -1)
-            if token == "rat":
-                return Rational(parts[0], parts[1])
-            raise ValueError(f"unknown node {token!r}")
-        if token.lstrip("-").isdigit():
-            return Integer(int(token))
-        return Symbol(token)
 
-    expr = parse()
-    if position != len(tokens):
-        raise ValueError(f"trailing tokens in {printed!r}")
-    return expr
+def _sympy_of(tree: tabled.Node) -> Expr:
+    kind = tree[0]
+    if kind == "n":
+        value: Fraction = tree[1]
+        return (
+            Integer(value.numerator)
+            if value.denominator == 1
+            else Rational(value.numerator, value.denominator)
+        )
+    if kind == "s":
+        return Symbol(tree[1])
+    if kind == "inv":
+        return Pow(_sympy_of(tree[1]), -1)
+    parts = [_sympy_of(part) for part in tree[1]]
+    return Add(*parts) if kind == "add" else Mul(*parts)
 
 
 def _from_table(printed: str | None) -> tuple[Expr, str] | None:
