@@ -58,7 +58,7 @@ def test_worker_prepares_what_the_parent_would() -> None:
     records = [_record(index, domain) for index, domain in enumerate(all_domains())]
     lines = [(index + 1, json.dumps(record)) for index, record in enumerate(records)]
     with BoundedWorker() as worker:
-        replies = worker.lines(_prepare.request_line(RUN, lines), len(lines))
+        replies = worker.lines(_prepare.request_line(RUN, lines), len(lines), decode=_prepare.prepared_reply)
     assert replies is not None
     for (number, _), record, reply in zip(lines, records, replies):
         level, domain, rid, k, text, start, end = reply
@@ -80,7 +80,7 @@ def test_worker_prepares_what_the_parent_would() -> None:
 )
 def test_worker_leaves_the_rest_to_the_parent(line: str) -> None:
     with BoundedWorker() as worker:
-        replies = worker.lines(_prepare.request_line(RUN, [(1, line)]), 1)
+        replies = worker.lines(_prepare.request_line(RUN, [(1, line)]), 1, decode=_prepare.prepared_reply)
     assert replies == [None]
 
 
@@ -144,7 +144,14 @@ def test_a_hostile_reference_is_contained_in_the_worker(fault: str) -> None:
     hostile = json.dumps({**_record(0, "countdown"), "answer": FAULT_TEXT})
     clean = json.dumps(_record(1, "countdown"))
     with BoundedWorker(env={**os.environ, FAULT_ENV: fault}) as worker:
-        assert worker.lines(_prepare.request_line(RUN, [(1, clean), (2, hostile), (3, clean)]), 3) is None
-        replies = worker.lines(_prepare.request_line(RUN, [(1, clean)]), 1)
+        assert (
+            worker.lines(
+                _prepare.request_line(RUN, [(1, clean), (2, hostile), (3, clean)]),
+                3,
+                decode=_prepare.prepared_reply,
+            )
+            is None
+        )
+        replies = worker.lines(_prepare.request_line(RUN, [(1, clean)]), 1, decode=_prepare.prepared_reply)
         assert replies is not None and replies[0] is not None
         assert worker.starts == 2

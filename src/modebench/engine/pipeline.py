@@ -59,7 +59,6 @@ def run(spec: RunSpec, *, software: dict[str, Any] | None = None) -> Summary:
         raise InputError("a spooled input must be the checkpoint's own copy")
     if directory in (output, source) or (directory in source.parents and not spec.spooled):
         raise InputError("checkpoint must not contain the input file or occupy an output path")
-    software = software if software is not None else software_identity()
     # Everything that can fail on bad input before grading is checked before the checkpoint
     # exists, and hashing the input happens here too: a failure leaves nothing behind, and a
     # kill before the first commit has little to interrupt.
@@ -74,12 +73,6 @@ def run(spec: RunSpec, *, software: dict[str, Any] | None = None) -> Summary:
         )
         if spec.prompt_ids is not None:
             spec.prompt_ids.require_within(set(frozen.expected_ids), f"{options.config}/{options.split}")
-    bound = spec.identity(file_sha256(source), frozen, software)
-    if output.exists():
-        summary = _finished(spec, bound, frozen is not None)
-        if summary is None:
-            raise output_exists(output)
-        return summary
     execution = spec.execution
     context: AbstractContextManager[Grader] = (
         make_grader(execution.backend, execution.workers, execution.cluster_address)
@@ -87,7 +80,16 @@ def run(spec: RunSpec, *, software: dict[str, Any] | None = None) -> Summary:
         else nullcontext(execution.grader)
     )
     with context as active:
-        active.prestart()  # worker warm-up (SymPy import) overlaps the checkpoint's start
+        # The workers start first: their start-up (interpreter, imports) overlaps the software
+        # identity (source hashes, git, package versions), the input's hash and the checkpoint.
+        active.prestart()
+        software = software if software is not None else software_identity()
+        bound = spec.identity(file_sha256(source), frozen, software)
+        if output.exists():
+            summary = _finished(spec, bound, frozen is not None)
+            if summary is None:
+                raise output_exists(output)
+            return summary
         with _ledger.checkpoint(directory, execution.resume, spooled=spec.spooled) as ledger:
             try:
                 summary = _run(ledger, spec, source, software, frozen, bound, active)

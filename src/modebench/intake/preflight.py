@@ -270,10 +270,9 @@ class Preflight:
         messages = prompt_hash = profile = None
         if run is not None:
             condition = run["prompt_condition"]
-            profile = profile_metadata(prepared["level"], prepared["domain"], condition)
+            profile = _profile(prepared["level"], prepared["domain"], condition)
             if "problem" in row:
-                messages = make_messages(prepared["level"], prepared["domain"], row, condition)
-                prompt_hash = messages_sha256(messages)
+                messages, prompt_hash = _prompt(prepared["level"], prepared["domain"], row, condition)
         for name, expected in (("prompt_sha256", prompt_hash), ("messages", messages)):
             if name in raw:
                 if expected is None:
@@ -311,11 +310,93 @@ class Preflight:
         return block
 
 
+#: Prompt profiles by (level, domain, condition): one shared object each, never mutated, so its
+#: canonical text is made once (:func:`_shared_text`). Bounded: a handful of cells in practice.
+_PROFILES: dict[tuple[int, str, str], dict[str, Any]] = {}
+#: Canonical texts of shared, never-mutated objects (prompt profiles, parsed references from
+#: the reference cache) by ``id``; the object is held with its text so the ``id`` stays its own.
+_SHARED_TEXTS: dict[int, tuple[Any, str]] = {}
+_SHARED_LIMIT = 2 * REFERENCE_CACHE
+
+
+def _profile(level: int, domain: str, condition: str) -> dict[str, Any]:
+    key = (level, domain, condition)
+    found = _PROFILES.get(key)
+    if found is None:
+        found = profile_metadata(level, domain, condition)
+        if len(_PROFILES) < REFERENCE_CACHE:
+            _PROFILES[key] = found
+    return found
+
+
+#: Rendered prompts and their hashes by (level, domain, condition, problem): RL logs revisit the
+#: same problems many times. A pure function of the key; cleared when full.
+_PROMPTS: dict[tuple[int, str, str, str], tuple[list[dict[str, str]], str]] = {}
+
+
+def _prompt(
+    level: int, domain: str, row: Mapping[str, Any], condition: str
+) -> tuple[list[dict[str, str]], str]:
+    """``make_messages`` and their ``messages_sha256`` (the messages are only compared, never changed)."""
+    problem = row.get("problem")
+    key = (level, domain, condition, problem) if type(problem) is str else None
+    found = _PROMPTS.get(key) if key is not None else None
+    if found is None:
+        messages = make_messages(level, domain, row, condition)
+        found = (messages, messages_sha256(messages))
+        if key is not None:
+            if len(_PROMPTS) >= REFERENCE_CACHE:
+                _PROMPTS.clear()
+            _PROMPTS[key] = found
+    return found
+
+
+def _shared_text(value: Any) -> str:
+    """``canonical(value)`` for an object shared by many records, encoded once."""
+    hit = _SHARED_TEXTS.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    text = canonical(value)
+    if len(_SHARED_TEXTS) >= _SHARED_LIMIT:
+        _SHARED_TEXTS.clear()
+    _SHARED_TEXTS[id(value)] = (value, text)
+    return text
+
+
+def _member_text(key: str, value: Any) -> str:
+    """``canonical(value)`` for a member of a prepared record; the binding's prompt profile and
+    the row's parsed reference are shared objects (``_profile``, the reference cache), each
+    encoded once, not once per record."""
+    if key == "binding" and isinstance(value, dict) and "prompt_profile" in value:
+        return _object_text(value, "prompt_profile")
+    if key == "row" and isinstance(value, dict) and isinstance(value.get("answer"), dict):
+        return _object_text(value, "answer")
+    return canonical(value)
+
+
+def _object_text(value: dict[str, Any], shared: str) -> str:
+    # json.dumps(sort_keys=True, separators=(",", ":")): members in sorted key order, "key":value.
+    if not all(type(key) is str for key in value):
+        return canonical(value)
+    members = [
+        canonical(key) + ":" + (_shared_text(item) if key == shared else canonical(item))
+        for key, item in sorted(value.items())
+    ]
+    return "{" + ",".join(members) + "}"
+
+
 def prepared_text(prepared: Mapping[str, Any], raw_text: str) -> str:
     """``canonical(prepared)``, splicing in ``raw_text`` (``canonical(prepared["raw"])``, already
-    made for the records digest) instead of encoding the record, responses and all, again."""
-    before = {key: value for key, value in prepared.items() if key < "raw"}
-    after = {key: value for key, value in prepared.items() if key > "raw"}
-    head = canonical(before)[:-1] + ("," if before else "")
-    tail = ("," if after else "") + canonical(after)[1:]
-    return f'{head}"raw":{raw_text}{tail}'
+    made for the records digest) instead of encoding the record, responses and all, again; the
+    shared prompt profile and parsed reference are encoded once per process (``_member_text``)."""
+    if "raw" not in prepared or not all(type(key) is str for key in prepared):
+        before = {key: value for key, value in prepared.items() if key < "raw"}
+        after = {key: value for key, value in prepared.items() if key > "raw"}
+        head = canonical(before)[:-1] + ("," if before else "")
+        tail = ("," if after else "") + canonical(after)[1:]
+        return f'{head}"raw":{raw_text}{tail}'
+    members = [
+        canonical(key) + ":" + (raw_text if key == "raw" else _member_text(key, value))
+        for key, value in sorted(prepared.items())
+    ]
+    return "{" + ",".join(members) + "}"

@@ -7,7 +7,7 @@ spliced into the request as they are, so the parent neither decodes nor encodes 
 plans each prompt exactly as the parent did (``Plan``: the caller-side caps, identical responses
 graded once), grades its texts with the very ``groups`` machinery (same deadlines, caches and item
 reply lines, so a failure is located and reported exactly as before), rebuilds each reply as the
-parent would (``protocol.item_reply`` on its compact line) and then sends one more line per prompt:
+parent would (``protocol.rebuilt_reply``: ``item_reply`` on its compact line) and then sends one more line per prompt:
 
 * ``A<header>\\t<journal line>``: the header is ``[packed, level, domain, k, status_counts,
   counted, accuracy, pass_at_k, distinct_at_k, pcmd]`` (``packed``: base64 of the result text as the
@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 from modebench.diagnostics import MAX_REPLY_BYTES, result
 from modebench.domains._pipeline import encode_answer, parent_precheck, request_overhead, text_precheck
 from modebench.identity import canonical
-from modebench.isolation.protocol import item_line, item_reply
+from modebench.isolation.protocol import item_line, rebuilt_reply
 
 __all__ = ["Assembled", "Plan", "assembled_reply", "parse_assembled", "prompts_request", "worker_prompts"]
 
@@ -183,10 +183,7 @@ def assembled_reply(
 
     try:
         # Each reply exactly as the parent rebuilds it from its item line (and with its checks).
-        rebuilt = [
-            item_reply(_DECODE(item_line(reply, text).decode("ascii")), text)
-            for text, reply in zip(texts, replies)
-        ]
+        rebuilt = [rebuilt_reply(reply, text) for text, reply in zip(texts, replies)]
         attempts = apply(policy, plan.finish(texts, rebuilt))
         outcome = prompt_result(prepared, attempts)
         result_json = canonical(outcome)

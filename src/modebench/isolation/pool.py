@@ -17,7 +17,7 @@ from typing import Any
 from modebench.diagnostics import MAX_REQUEST_BYTES, UNSCORABLE, result
 from modebench.isolation.assemble import Assembled, Plan, parse_assembled, prompts_request
 from modebench.isolation.client import reference_check_with
-from modebench.isolation.prepare import MAX_LINE_BYTES, MAX_REQUEST_LINES_BYTES, request_line
+from modebench.isolation.prepare import MAX_LINE_BYTES, MAX_REQUEST_LINES_BYTES, prepared_reply, request_line
 from modebench.isolation.process import BoundedWorker
 from modebench.isolation.protocol import decode_line, groups_request, item_reply
 from modebench.validation import is_integer
@@ -258,7 +258,7 @@ class ParallelGrader:
     def _prepare(self, data: bytes, expected: int) -> list[Any] | None:
         if self._cancelled.is_set():
             raise RuntimeError("grading cancelled")
-        return self._worker().lines(data, expected)
+        return self._worker().lines(data, expected, decode=prepared_reply)
 
     def prepared_lines(
         self, run: dict[str, Any] | None, lines: Iterable[tuple[int, bytes]]

@@ -12,8 +12,11 @@ What stays in the parent, in input order: the input digest, duplicate prompts, r
 counts, the records digest and the ledger (``modebench.engine.preflight``).
 
 Request: ``{"operation": "prepare", "run": <run or null>, "lines": [[number, text], ...]}``;
-reply: one line per input line, ``null`` or ``[level, domain, id, k, prepared_text, start, end]``
-where ``prepared_text[start:end]`` is the canonical raw record (the records digest hashes it).
+reply: one line per input line, ``null`` or ``[level, domain, id, k, start, end]``, a tab, and the
+prepared record's canonical text as it is (ASCII JSON: no tab, no newline, so nothing is escaped
+or unescaped on either side), where ``prepared_text[start:end]`` is the canonical raw record (the
+records digest hashes it). :func:`prepared_reply` reads it back as
+``[level, domain, id, k, prepared_text, start, end]``.
 """
 
 from __future__ import annotations
@@ -29,7 +32,14 @@ from modebench.identity import canonical, digest_json, sha256_text
 from modebench.intake.preflight import Preflight, prepared_text
 from modebench.validation import loads
 
-__all__ = ["MAX_LINE_BYTES", "MAX_REQUEST_LINES_BYTES", "assumed_run_digest", "prepare_lines", "request_line"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "MAX_REQUEST_LINES_BYTES",
+    "assumed_run_digest",
+    "prepare_lines",
+    "prepared_reply",
+    "request_line",
+]
 
 #: Lines longer than this are prepared in the parent (a reply must stay under the reply cap).
 MAX_LINE_BYTES = 65_536
@@ -64,7 +74,23 @@ def request_line(run: dict[str, Any] | None, lines: list[tuple[int, str]]) -> by
     ).encode("ascii")
 
 
-def _prepare_one(preflight: Preflight, number: int, line: str, max_responses: int) -> list[Any] | None:
+def prepared_reply(line: bytes) -> list[Any] | None:
+    """A ``prepare`` reply line read back (parent side): ``[level, domain, id, k, prepared_text,
+    start, end]``, or None; raises ValueError when it is out of shape (the worker is replaced
+    and the parent prepares those lines itself)."""
+    head, tab, text = line.partition(b"\t")
+    if not tab:
+        if line.strip() != b"null":
+            raise ValueError("invalid prepare reply")
+        return None
+    header = _DECODE(head.decode("ascii"))
+    if not (isinstance(header, list) and len(header) == 6 and text.endswith(b"\n")):
+        raise ValueError("invalid prepare reply")
+    level, domain, rid, k, start, end = header
+    return [level, domain, rid, k, text[:-1].decode("ascii"), start, end]
+
+
+def _prepare_one(preflight: Preflight, number: int, line: str, max_responses: int) -> bytes | None:
     value = loads(line.encode("utf-8"))  # the parent's decoder, on the line's bytes
     if not isinstance(value, dict) or "run" in value:
         return None  # an inline run changes the parent's run state: the parent binds it
@@ -81,15 +107,15 @@ def _prepare_one(preflight: Preflight, number: int, line: str, max_responses: in
     start = text.index('"raw":' + raw_text) + 6  # the key "raw" is unique at the top level
     if text[start : start + len(raw_text)] != raw_text:  # pragma: no cover - defensive
         return None
-    return [
+    header = [
         bound["level"],
         bound["domain"],
         bound["id"],
         len(value["responses"]),
-        text,
         start,
         start + len(raw_text),
     ]
+    return (_ENCODE(header) + "\t" + text + "\n").encode("ascii")
 
 
 def prepare_lines(
@@ -122,20 +148,19 @@ def prepare_lines(
     preflight._references = _REFERENCES
 
     for entry in lines:
-        reply: list[Any] | None = None
+        data: bytes | None = None
         fatal = False
         try:
             number, text = entry
             if isinstance(number, int) and isinstance(text, str):
-                reply = _prepare_one(preflight, number, text, max_responses)
+                data = _prepare_one(preflight, number, text, max_responses)
         except Fatal:
             fatal = True
         except MemoryError:
             fatal = True
         except (Exception, RecursionError):
-            reply = None  # any refusal: the parent handles this line in process
-        data = (_ENCODE(reply) + "\n").encode("ascii")
-        if len(data) > MAX_REPLY_BYTES:
+            data = None  # any refusal: the parent handles this line in process
+        if data is None or len(data) > MAX_REPLY_BYTES:
             data = b"null\n"
         yield data
         if fatal:

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -445,13 +445,20 @@ class BoundedWorker:
                 self.close()  # KeyboardInterrupt, cancellation: never leave a worker behind
                 raise
 
-    def lines(self, data: bytes, expected: int, seconds: float = START_SECONDS) -> list[Any] | None:
+    def lines(
+        self,
+        data: bytes,
+        expected: int,
+        seconds: float = START_SECONDS,
+        decode: Callable[[bytes], Any] = decode_line,
+    ) -> list[Any] | None:
         """Send one request line and return ``expected`` decoded reply lines, or None when the
         worker failed in any way (it is then replaced). For requests whose every reply the
         caller can also produce itself (``prepare``), so a failure needs no diagnostic.
 
         Each reply has ``seconds``: a ``prepare`` line may warm a domain (import SymPy) before
-        its reference check, which the worker itself bounds by the reference deadline. A worker
+        its reference check, which the worker itself bounds by the reference deadline. ``decode``
+        reads one reply line (a ValueError there counts as a failed worker). A worker
         from a replaced ``worker_command`` speaks 0.4.0's protocol, which has no such request:
         None, without sending it (its greeting or error reply was taken for prepared lines)."""
         if self._command_replaced():
@@ -464,7 +471,7 @@ class BoundedWorker:
                 self._write(data, deadline)
                 replies: list[Any] = []
                 while len(replies) < expected:
-                    replies.append(decode_line(self._read_line(deadline)))
+                    replies.append(decode(self._read_line(deadline)))
                     deadline = time.monotonic() + seconds
                 return replies
             except (_WorkerError, ValueError, RecursionError):

@@ -107,6 +107,48 @@ def item_reply(fields: Any, sent_text: Any) -> dict[str, Any]:
     return validate_reply(reply, "groups")
 
 
+_CONTRACT_KEYS = frozenset(_CONTRACT)
+
+
+def rebuilt_reply(reply: dict[str, Any], sent_text: Any) -> dict[str, Any]:
+    """The reply as the parent rebuilds it from its item line (worker side, for assembly):
+    ``item_reply(decode_line(item_line(reply, sent_text)), sent_text)``, with the same checks.
+
+    The common reply (exactly the contract's members; status, graded text, key and detail plain
+    ASCII strings or None) skips the JSON round trip, which is the identity on it: ASCII strings
+    encode and decode unchanged, the graded text comes back equal to the text sent or to itself,
+    and ``verified`` is recomputed from the status either way. Anything else (extra members,
+    other types, non-ASCII text, where escapes such as surrogate pairs could change) takes the
+    round trip itself, so every reply is rebuilt exactly as the parent would.
+    """
+    if reply.keys() == _CONTRACT_KEYS:
+        status, key, shown, detail = (
+            reply["status"],
+            reply["canonical_key"],
+            reply["graded_text"],
+            reply["detail"],
+        )
+        if (
+            type(status) is str
+            and type(shown) is str
+            and (key is None or type(key) is str)
+            and (detail is None or type(detail) is str)
+            and status.isascii()
+            and shown.isascii()
+            and (key is None or key.isascii())
+            and (detail is None or detail.isascii())
+        ):
+            rebuilt = {
+                "status": status,
+                "verified": status == "correct",
+                "canonical_key": key,
+                "graded_text": shown,
+            }
+            rebuilt["detail"] = detail
+            return validate_reply(rebuilt, "groups")
+    return item_reply(decode_line(item_line(reply, sent_text)), sent_text)
+
+
 def validate_reply(reply: Any, operation: str) -> dict[str, Any]:
     """The checks ModeBench 0.4.0 applies to a worker reply; raises ValueError."""
     if not isinstance(reply, dict) or reply.get("status") not in STATUSES:
@@ -125,4 +167,12 @@ def validate_reply(reply: Any, operation: str) -> dict[str, Any]:
     return reply
 
 
-__all__ = ["decode_line", "groups_request", "item_line", "item_reply", "reply_line", "validate_reply"]
+__all__ = [
+    "decode_line",
+    "groups_request",
+    "item_line",
+    "item_reply",
+    "rebuilt_reply",
+    "reply_line",
+    "validate_reply",
+]
