@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from functools import cache
 from pathlib import Path
 from typing import Any, cast
@@ -96,9 +97,24 @@ def _git() -> tuple[str | None, bool | None]:
     return commit or None, bool(status.strip())
 
 
+#: Held while the cached source hashes and git state are being made: a caller waits for a
+#: :func:`prefetch` under way instead of making them a second time.
+_MAKING = threading.Lock()
+
+
+def prefetch() -> None:
+    """Make the source hashes and git state now (``modebench evaluate`` runs this in a thread
+    while it imports the evaluator: file reads and git's subprocesses leave the GIL free)."""
+    with _MAKING:
+        _source_files()
+        _git()
+
+
 def software_identity(*, include_git: bool = True) -> dict[str, Any]:
     """The ``software`` object of receipts (``docs/evaluation.md``, "The receipt")."""
-    files = dict(_source_files())
+    with _MAKING:
+        files = dict(_source_files())
+        git = _git() if include_git else None
     identity: dict[str, Any] = {
         "modebench_version": __version__,
         "verifier_contract": BENCHMARK_CONTRACT,
@@ -107,8 +123,8 @@ def software_identity(*, include_git: bool = True) -> dict[str, Any]:
         "package_source_sha256": digest_json(files),
         "source_files": files,
     }
-    if include_git:
-        commit, dirty = _git()
+    if git is not None:
+        commit, dirty = git
         identity["git"] = {"commit": commit, "dirty": dirty}
     import platform  # noqa: PLC0415 - worker start-up (see _version)
 
@@ -158,6 +174,7 @@ def grader_identity(data_root: Any = None, cache_dir: Any = None) -> dict[str, A
 
 __all__ = [
     "grader_identity",
+    "prefetch",
     "canonical",
     "digest_json",
     "file_sha256",

@@ -9,11 +9,7 @@ callers (and tests) can replace them there.
 
 from __future__ import annotations
 
-import functools
-import http.client
-import socket
 import time
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -31,58 +27,19 @@ def _remaining(deadline: float) -> float:
     return max(deadline - time.monotonic(), 0.001)
 
 
-class _DeadlineConnection:
-    """Connect (TCP, TLS) and wait for headers only as long as the overall deadline allows."""
-
-    timeout: float | None
-    sock: Any
-
-    def __init__(self, *args: Any, deadline: float, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._deadline = deadline
-
-    def connect(self) -> None:
-        self.timeout = _remaining(self._deadline)
-        super().connect()  # type: ignore[misc]
-        self.sock.settimeout(_remaining(self._deadline))
-
-
-class _DeadlineHTTPConnection(_DeadlineConnection, http.client.HTTPConnection):
-    pass
-
-
-class _DeadlineHTTPSConnection(_DeadlineConnection, http.client.HTTPSConnection):
-    pass
-
-
-class _HTTPHandler(urllib.request.HTTPHandler):
-    def __init__(self, deadline: float) -> None:
-        super().__init__()
-        self._deadline = deadline
-
-    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(functools.partial(_DeadlineHTTPConnection, deadline=self._deadline), req)
-
-
-class _HTTPSHandler(urllib.request.HTTPSHandler):
-    def __init__(self, deadline: float) -> None:
-        super().__init__()
-        self._deadline = deadline
-
-    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        connection = functools.partial(_DeadlineHTTPSConnection, deadline=self._deadline)
-        return self.do_open(connection, req, context=self._context)  # type: ignore[attr-defined]
-
-
 def urlopen(url: str, timeout: float = DOWNLOAD_TIMEOUT_SECONDS) -> Any:
     """Open ``url`` so that connecting and receiving the headers end within ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    opener = urllib.request.build_opener(_HTTPHandler(deadline), _HTTPSHandler(deadline))
-    return opener.open(url, timeout=timeout)
+    # The HTTP stack (http.client, ssl, urllib.request: about 13 ms) loads on the first
+    # download, not with every command that imports the dataset modules.
+    from modebench._datasets.deadline_http import opener  # noqa: PLC0415 - see above
+
+    return opener(time.monotonic() + timeout).open(url, timeout=timeout)
 
 
-def _socket_of(response: Any) -> socket.socket | None:
+def _socket_of(response: Any) -> Any:
     # http.client keeps the socket behind a buffered SocketIO; fakes and file:// responses have none.
+    import socket  # noqa: PLC0415 - loaded with the first download (see urlopen)
+
     raw = getattr(getattr(response, "fp", None), "raw", None)
     sock = getattr(raw, "_sock", None)
     return sock if isinstance(sock, socket.socket) else None
@@ -90,6 +47,8 @@ def _socket_of(response: Any) -> socket.socket | None:
 
 def transfer(url: str, sink: Callable[[bytes], None], what: str, hint: str = "") -> None:
     """Stream ``url`` into ``sink`` under the byte cap and one overall deadline."""
+    import http.client  # noqa: PLC0415 - loaded with the first download (see urlopen)
+
     settings = public()  # the public names, read at call time
 
     limit = settings.MAX_DOWNLOAD_BYTES

@@ -8,44 +8,68 @@ with the message on stderr (no traceback); an evaluation that did not complete e
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
 import threading
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any, NoReturn
 
-from modebench.cli import (
-    backends,
-    data,
-    evaluation,
-    generate,
-    ingest,
-    report,
-    stats,
-    suite,
-    trajectory,
-    walkthrough,
-)
 from modebench.cli._common import Handler, HelpFormatter, error_message, flag_worded
-from modebench.evaluation import evaluate
 from modebench.validation import InputError, loads
 
 __all__ = ["build_parser", "evaluate", "main", "read_records"]
 
-#: Command groups in the order ``modebench --help`` lists them.
+#: Command groups (modules of this package) in the order ``modebench --help`` lists them. They
+#: are imported when the parser is built, not with this package: ``evaluate`` starts its worker
+#: first (``_start_early``), so that the worker's start-up overlaps these imports.
 _GROUPS = (
-    evaluation,  # evaluate
-    data,  # prepare, datasets
-    walkthrough,  # walkthrough
-    report,  # report
-    suite,  # build, calibrate, power
-    backends,  # merge
-    stats,  # stats, compare
-    generate,  # generate
-    ingest,  # ingest
-    trajectory,  # trajectory
+    "evaluation",  # evaluate
+    "data",  # prepare, datasets
+    "walkthrough",  # walkthrough
+    "report",  # report
+    "suite",  # build, calibrate, power
+    "backends",  # merge
+    "stats",  # stats, compare
+    "generate",  # generate
+    "ingest",  # ingest
+    "trajectory",  # trajectory
 )
+
+#: ModeBench 0.4.0 surface names of this module (docs/compatibility.md), each the very object of
+#: its home module, loaded on first access (PEP 562) for the same reason.
+_SURFACE = {
+    "evaluate": "modebench.evaluation",
+    "load_split": "modebench.data",
+    "prepare_requests": "modebench.data",
+    "prompt_id": "modebench.data",
+    "discover": "modebench.dataset_cache",
+    "fetch": "modebench.dataset_cache",
+    "VerifierExecutionError": "modebench.diagnostics",
+    "software_identity": "modebench.identity",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _SURFACE.get(name)
+    if home is not None:
+        value = getattr(importlib.import_module(home), name)
+    elif name in _GROUPS:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_SURFACE, *_GROUPS})
+
+
+def _group(name: str) -> ModuleType:
+    return importlib.import_module(f"{__name__}.{name}")
 
 
 def read_records(raw: bytes | str) -> tuple[list[Any], list[str]]:
@@ -82,8 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", required=True)
-    for group in _GROUPS:
-        group.add_commands(commands)
+    for name in _GROUPS:
+        _group(name).add_commands(commands)
     _format_all(commands)
     return parser
 
@@ -139,7 +163,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def _start_early(argv: Sequence[str]) -> bool:
+    """For ``evaluate`` on the local back end: start its first worker and the software identity's
+    source hashes and git reads now, while this process imports the evaluator (about 0.1 s of
+    a run's critical path). True if a worker was parked (``isolation.early``)."""
+    if not argv or argv[0] != "evaluate" or any(arg in ("-h", "--help") for arg in argv):
+        return False
+    if any(arg == "--backend" or arg.startswith("--backend=") for arg in argv):
+        return False  # ray (or a named back end): no local worker to start
+    from modebench import identity  # noqa: PLC0415 - light: hashlib, json and the contracts
+    from modebench.isolation import early  # noqa: PLC0415 - light: the standard library only
+
+    early.park()
+    threading.Thread(target=identity.prefetch, name="modebench-identity", daemon=True).start()
+    return True
+
+
 def _main(argv: Sequence[str] | None) -> int:
+    parked = _start_early(sys.argv[1:] if argv is None else list(argv))
+    try:
+        return _run(argv)
+    finally:
+        if parked:
+            from modebench.isolation import early  # noqa: PLC0415 - imported by _start_early
+
+            early.discard()  # a worker no pool adopted (a usage error, an early failure)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler
@@ -168,12 +219,6 @@ def _main(argv: Sequence[str] | None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-# ModeBench 0.4.0 surface names (docs/compatibility.md).
-from modebench.data import load_split, prepare_requests, prompt_id  # noqa: E402
-from modebench.dataset_cache import discover, fetch  # noqa: E402
-from modebench.diagnostics import VerifierExecutionError  # noqa: E402
-from modebench.identity import software_identity  # noqa: E402
 
 __all__ += [
     "VerifierExecutionError",

@@ -19,7 +19,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from modebench.contracts import normalize_domain
@@ -32,6 +31,7 @@ from modebench.diagnostics import (
     result,
 )
 from modebench.domains._pipeline import encode_answer
+from modebench.isolation import early
 from modebench.isolation.protocol import WARM_ENV, decode_line, groups_request, item_reply, validate_reply
 
 #: Start-up (interpreter + SymPy import) is bounded separately from request deadlines.
@@ -41,11 +41,8 @@ START_SECONDS = 60.0
 START_ATTEMPTS = 3
 #: How often a thread waiting on its worker looks at the cancel flag.
 CANCEL_POLL_SECONDS = 0.05
-_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
-_BOOTSTRAP = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
-    "import runpy; runpy.run_module(sys.argv[2], run_name='__main__', alter_sys=True)"
-)
+_PACKAGE_PARENT = early.PACKAGE_PARENT
+_BOOTSTRAP = early.BOOTSTRAP
 
 
 #: The waits below use ``select.select`` unless a caller replaced ``selectors`` (or its default
@@ -246,16 +243,14 @@ class BoundedWorker:
         self._warmed = self._wanted  # warmed before the ready greeting
         env[WARM_ENV] = ",".join(sorted(self._warmed))
         foreign = self._command_replaced()
+        adopted = early.adopt(self.module) if not foreign and self._env is None else None
+        if adopted is not None:
+            # Started at the top of the command (``early.park``) with no domain to warm: the
+            # ``warm`` request of ``_ensure`` names this caller's domains after the greeting.
+            self._warmed = frozenset()
         try:
-            process = subprocess.Popen(
-                self.worker_command() if foreign else worker_command(self.module),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-                env=env,
-                bufsize=0,
-                close_fds=True,
+            process = adopted or early.popen(
+                self.worker_command() if foreign else worker_command(self.module), env
             )
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
             # A worker that cannot start is a structured failure, never a traceback.
