@@ -273,9 +273,21 @@ def load_average() -> list[float]:
 COMPARE_INPUTS = {"rl": 1000, "mixed": 1000, "all-distinct": 652}
 
 
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run of median wall time (an odd count: a real run, its own CPU seconds and cells)."""
+    return sorted(runs, key=lambda run: run["seconds"])[len(runs) // 2]
+
+
 def compare(
-    pool: dict[tuple[int, str], list[Any]], scratch: Path, reference: str | None, names: list[str]
+    pool: dict[tuple[int, str], list[Any]],
+    scratch: Path,
+    reference: str | None,
+    names: list[str],
+    repeat: int = 1,
 ) -> list[dict[str, Any]]:
+    """Each input through both sides ``repeat`` times, interleaved (ours, theirs, ours, ...) so
+    that a drift of the machine's speed falls on both; each side's median run is reported, with
+    every run's wall time beside it."""
     rows = []
     for shape in names:
         prompts = COMPARE_INPUTS[shape]
@@ -288,14 +300,26 @@ def compare(
             responses = write_all_distinct(source, prompts, 8)
         row: dict[str, Any] = {"input": shape, "prompts": prompts, "responses": responses, "workers": 1}
         row["load_before"] = load_average()
-        ours = run_cli(sys.executable, source, scratch, "ours")
+        our_runs: list[dict[str, Any]] = []
+        their_runs: list[dict[str, Any]] = []
+        for _ in range(repeat):
+            our_runs.append(run_cli(sys.executable, source, scratch, "ours"))
+            if reference is not None:
+                their_runs.append(run_cli(reference, source, scratch, "reference"))
+        ours = _median_run(our_runs)
+        if repeat > 1:
+            row["runs"] = repeat
+            row["all_seconds"] = [round(run["seconds"], 3) for run in our_runs]
+            row["cells_identical_every_run"] = all(run["cells"] == ours["cells"] for run in our_runs)
+            if reference is not None:
+                row["reference_all_seconds"] = [round(run["seconds"], 3) for run in their_runs]
         row["seconds"] = round(ours["seconds"], 2)
         row["responses_per_second"] = round(responses / ours["seconds"], 1)
         row["cpu_seconds"] = round(ours["cpu_seconds"], 2)
         row["responses_per_cpu_second"] = round(responses / ours["cpu_seconds"], 1)
         row["status"] = ours["status"]
         if reference is not None:
-            theirs = run_cli(reference, source, scratch, "reference")
+            theirs = _median_run(their_runs)
             row["reference_seconds"] = round(theirs["seconds"], 2)
             row["reference_responses_per_second"] = round(responses / theirs["seconds"], 2)
             row["reference_cpu_seconds"] = round(theirs["cpu_seconds"], 2)
@@ -344,6 +368,9 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--compare", action="store_true", help="the two side-by-side inputs first")
     parser.add_argument(
+        "--repeat", type=int, default=1, help="side-by-side runs per side (odd; the median run is reported)"
+    )
+    parser.add_argument(
         "--compare-inputs", nargs="+", default=list(COMPARE_INPUTS), choices=list(COMPARE_INPUTS)
     )
     parser.add_argument("--reference-python", help="interpreter with modebench==0.4.0 installed")
@@ -358,6 +385,8 @@ def main() -> None:
         "--src", default=str(ROOT / "src"), help="the modebench source tree to time (sized runs)"
     )
     args = parser.parse_args()
+    if args.repeat < 1 or args.repeat % 2 == 0:
+        parser.error("--repeat takes an odd count (the median run is reported)")
     needs_pool = (args.compare and "mixed" in args.compare_inputs) or {"mixed", "distinct"} & set(args.shape)
     pool = _pool() if needs_pool else {}
     rows = []
@@ -365,7 +394,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="modebench-bench-") as temp:
         scratch = Path(temp)
         if args.compare:
-            compared = compare(pool, scratch, args.reference_python, args.compare_inputs)
+            compared = compare(pool, scratch, args.reference_python, args.compare_inputs, args.repeat)
         reference_rate = next(
             (
                 row.get("reference_responses_per_second")

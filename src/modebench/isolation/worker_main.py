@@ -459,7 +459,7 @@ def _handle(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _prompts(request: dict[str, Any]) -> list[dict[str, Any]]:
     """Grade prompts and assemble each one's result here (:mod:`modebench.isolation.assemble`)."""
-    # Imported when a prompts request arrives: a worker that only checks references never loads it.
+    # Imported when a prompts request arrives (or while a fresh worker waits: _preload_while_idle).
     from modebench.isolation.assemble import worker_prompts  # noqa: PLC0415 - worker start-up: only a prompts request needs it
 
     output = _ItemOutput(strict=False)
@@ -477,7 +477,7 @@ def _check_reference(level: Any, domain: Any, answer: Any) -> dict[str, Any]:
 
 def _prepare(request: dict[str, Any]) -> list[dict[str, Any]]:
     """Preflight a window of input lines (:mod:`modebench.isolation.prepare`); one reply line per line."""
-    # Imported when a prepare request arrives: a worker that only grades never loads preflight.
+    # Imported when a prepare request arrives (or while a fresh worker waits: _preload_while_idle).
     from modebench.isolation.prepare import Fatal, prepare_lines  # noqa: PLC0415 - worker start-up: only a prepare request needs it
 
     out = _output()
