@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import functools
 import http.client
+import time
 import urllib.request
 from typing import Any
 
-from modebench._datasets.transfer import _remaining
+__all__ = ["opener", "remaining"]
 
-__all__ = ["opener"]
+
+def remaining(deadline: float) -> float:
+    """Seconds left until ``deadline`` (``time.monotonic``), at least a millisecond."""
+    return max(deadline - time.monotonic(), 0.001)
 
 
 class _DeadlineConnection:
@@ -27,9 +31,9 @@ class _DeadlineConnection:
         self._deadline = deadline
 
     def connect(self) -> None:
-        self.timeout = _remaining(self._deadline)
+        self.timeout = remaining(self._deadline)
         super().connect()  # type: ignore[misc]
-        self.sock.settimeout(_remaining(self._deadline))
+        self.sock.settimeout(remaining(self._deadline))
 
 
 class _DeadlineHTTPConnection(_DeadlineConnection, http.client.HTTPConnection):

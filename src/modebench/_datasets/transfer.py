@@ -23,10 +23,6 @@ DOWNLOAD_TIMEOUT_SECONDS = 30
 CHUNK_BYTES = 65_536
 
 
-def _remaining(deadline: float) -> float:
-    return max(deadline - time.monotonic(), 0.001)
-
-
 def urlopen(url: str, timeout: float = DOWNLOAD_TIMEOUT_SECONDS) -> Any:
     """Open ``url`` so that connecting and receiving the headers end within ``timeout`` seconds."""
     # The HTTP stack (http.client, ssl, urllib.request: about 13 ms) loads on the first
@@ -49,6 +45,8 @@ def transfer(url: str, sink: Callable[[bytes], None], what: str, hint: str = "")
     """Stream ``url`` into ``sink`` under the byte cap and one overall deadline."""
     import http.client  # noqa: PLC0415 - loaded with the first download (see urlopen)
 
+    from modebench._datasets.deadline_http import remaining  # noqa: PLC0415 - as http.client
+
     settings = public()  # the public names, read at call time
 
     limit = settings.MAX_DOWNLOAD_BYTES
@@ -66,7 +64,7 @@ def transfer(url: str, sink: Callable[[bytes], None], what: str, hint: str = "")
                     raise InputError(f"{what} deadline exceeded")
                 sock = _socket_of(response)
                 if sock is not None:
-                    sock.settimeout(_remaining(deadline))
+                    sock.settimeout(remaining(deadline))
                 chunk = response.read1(CHUNK_BYTES)
                 if not chunk:
                     break
