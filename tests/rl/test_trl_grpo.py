@@ -22,7 +22,6 @@ import pytest
 
 from modebench.api import Task, grade, read_report
 from modebench.cli import main as cli_main
-from modebench.domains import plugin
 from modebench.rl import BatchGrader, ModeBank, RolloutRecorder, TRLReward, trainer_rows
 
 if os.environ.get("CI") == "true":
@@ -35,19 +34,10 @@ else:
     )
     Tokenizer = pytest.importorskip("tokenizers").Tokenizer
 
-import torch
 from datasets import Dataset
-from tokenizers import models, pre_tokenizers
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from modebench.rl import ModebenchCallback, load_bank  # noqa: E402  # needs transformers
-
-CONFIGS = ("level1_countdown", "level1_graph_coloring")
-CHAT_TEMPLATE = (
-    "{% for message in messages %}<|{{ message['role'] }}|> {{ message['content'] }} <|end|> {% endfor %}"
-    "{% if add_generation_prompt %}<|assistant|> {% endif %}"
-)
-SPECIAL = ["[UNK]", "[PAD]", "<|end|>", "<|system|>", "<|user|>", "<|assistant|>"]
+from tests.rl.grpo_harness import CONFIGS, answers_for, build_tokenizer, tiny_model  # noqa: E402
 
 
 class Spy:
@@ -66,36 +56,12 @@ class Spy:
         return rewards
 
 
-def build_tokenizer(answers: list[str]) -> PreTrainedTokenizerFast:
-    vocab = {token: index for index, token in enumerate(SPECIAL)}
-    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]", eos_token="<|end|>"
-    )
-    tokenizer.add_special_tokens({"additional_special_tokens": SPECIAL[3:]})
-    tokenizer.add_tokens(answers)  # each whole answer is one token, matched before splitting
-    tokenizer.chat_template = CHAT_TEMPLATE
-    return tokenizer
-
-
 def test_grpo_trainer_runs_with_modebench_rewards(tmp_path):
     # One prompt per config: a step's batch (8 completions, 4 per prompt) holds both, so every step
     # grades the same prompts, which `modebench trajectory` requires of a run's steps.
     rows = [row for config in CONFIGS for row in trainer_rows(config, registry="bundled", limit=1)]
-    answers = ["not a solution", "\\boxed{}"]
-    for row in rows:
-        answers += plugin(row["domain"]).witnesses(row["level"], json.loads(row["answer"]))[:3]
-    tokenizer = build_tokenizer(sorted(set(answers)))
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(
-        LlamaConfig(
-            vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-            num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=1024,
-            pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-            bos_token_id=tokenizer.eos_token_id,
-        )
-    )  # fmt: skip
+    tokenizer = build_tokenizer(answers_for(rows))
+    model = tiny_model(tokenizer, seed=0)
     grader = BatchGrader(1)
     bank = ModeBank(capacity=4)
     receipts = tmp_path / "receipts"
