@@ -93,12 +93,19 @@ def test_a_worker_failing_mid_chunk_is_reported_as_on_the_groups_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, outcomes: list[str]
 ) -> None:
     monkeypatch.setenv(FAULT_ENV, FAULT_BY_TEXT)
-    # Prompt 20 sits in the middle of the second chunk of 16; its third text kills the worker.
-    source = _input(tmp_path / "in.jsonl", {20: ["1+2+3", "bad", FAULT_TEXT + kind, "3*2*1"]})
+    # Prompt 20 sits in the middle of the second chunk (16 prompts, then twice as many); its
+    # third text kills the worker.
+    first = pool.CHUNK_PROMPTS
+    second = first + min(2 * first, pool.MAX_CHUNK_PROMPTS)
+    assert first < 20 < second
+    source = _input(
+        tmp_path / "in.jsonl", {20: ["1+2+3", "bad", FAULT_TEXT + kind, "3*2*1"]}, prompts=second + 8
+    )
     receipt = _same(*_both(tmp_path, source))
     assert receipt["evaluation"]["status"] == "failed"  # the unscorable attempt is there, as before
     # Replies still in the dead worker's buffer are lost: those prompts are graded again.
-    assert outcomes[:16] == ["A"] * 16 and outcomes[20:32] == ["P"] * 12 and outcomes[32:] == ["A"] * 8
+    assert outcomes[:first] == ["A"] * first
+    assert outcomes[20:second] == ["P"] * (second - 20) and outcomes[second:] == ["A"] * 8
 
 
 def test_a_deadline_missed_mid_chunk_is_reported_as_on_the_groups_path(

@@ -11,7 +11,7 @@ parent would (``protocol.rebuilt_reply``: ``item_reply`` on its compact line) an
 
 * ``A<header>\\t<journal line>``: the header is ``[packed, level, domain, k, status_counts,
   counted, accuracy, pass_at_k, distinct_at_k, pcmd]`` (``packed``: base64 of the result text as the
-  ledger stores it, zlib level 1); the journal line is the one ``receipt.writer.journal_line``
+  ledger stores it, :mod:`modebench.isolation.packing`); the journal line is the one ``receipt.writer.journal_line``
   writes, so the parent only links it into the digest chain, stores it and tallies the header;
 * ``N``: "assemble this one yourself" (a reply the parent's checks refuse, a result over the
   reply cap); the parent decodes the prompt's item lines and assembles it as before.
@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import base64
 import json
-import zlib
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from modebench.diagnostics import MAX_REPLY_BYTES, result
 from modebench.domains._pipeline import encode_answer, parent_precheck, request_overhead, text_precheck
 from modebench.identity import canonical
+from modebench.isolation.packing import pack_text
 from modebench.isolation.protocol import item_line, rebuilt_reply
 
 __all__ = ["Assembled", "Plan", "assembled_reply", "parse_assembled", "prompts_request", "worker_prompts"]
@@ -193,7 +193,7 @@ def assembled_reply(
         accuracy = outcome["accuracy"]
         pcmd = prompt_mode_diversity(outcome["draws"], POOLED) if accuracy is not None else None
         header = [
-            base64.b64encode(zlib.compress(result_json.encode("utf-8"), 1)).decode("ascii"),
+            base64.b64encode(pack_text(result_json)).decode("ascii"),
             prepared["level"],
             prepared["domain"],
             len(prepared["raw"]["responses"]),

@@ -24,11 +24,16 @@ from modebench.validation import is_integer
 
 MAX_WORKERS = 8
 #: Prompts per worker request, and requests in flight per worker: a worker always has its next
-#: request queued, and one round trip serves many prompts.
+#: request queued, and one round trip serves many prompts. The first request of a run carries
+#: ``CHUNK_PROMPTS`` prompts, so grading starts at once; each next one twice as many, up to
+#: ``MAX_CHUNK_PROMPTS``: a long run pays a quarter of the round trips (each one a moment where a
+#: worker waits for the parent's next request).
 CHUNK_PROMPTS = 16
+MAX_CHUNK_PROMPTS = 64
 CHUNKS_PER_WORKER = 2
-#: Input lines per preflight request (``prepared_lines``).
+#: Input lines per preflight request (``prepared_lines``), growing the same way.
 PREPARE_LINES = 64
+MAX_PREPARE_LINES = 256
 #: Worst-case escaped bytes of texts in one request (the worker reads lines of up to 64 MiB).
 REQUEST_BUDGET = 16 * MAX_REQUEST_BYTES
 
@@ -274,6 +279,7 @@ class ParallelGrader:
         limit = CHUNKS_PER_WORKER * self.workers
         source = iter(lines)
         exhausted = False
+        lines_per_request = PREPARE_LINES
         while True:
             while not exhausted and len(window) < limit:
                 chunk: list[tuple[int, bytes]] = []
@@ -289,12 +295,13 @@ class ParallelGrader:
                             size += len(line)
                         except UnicodeDecodeError:
                             pass  # the caller reports it
-                    if len(chunk) >= PREPARE_LINES or size >= MAX_REQUEST_LINES_BYTES:
+                    if len(chunk) >= lines_per_request or size >= MAX_REQUEST_LINES_BYTES:
                         break
                 else:
                     exhausted = True
                 if not chunk:
                     break
+                lines_per_request = min(2 * lines_per_request, MAX_PREPARE_LINES)
                 future = executor.submit(self._prepare, request_line(run, sent), len(sent)) if sent else None
                 window.append((chunk, positions, future))
             if not window:
@@ -365,6 +372,7 @@ class OrderedResults:
         #: One worker that fell behind: the parent assembles the next chunk itself (``_submit``).
         self._behind = False
         self._balance = self.BALANCE and grader.workers == 1
+        self._chunk = CHUNK_PROMPTS  # prompts of the next request (doubles up to MAX_CHUNK_PROMPTS)
 
     #: With a single worker, the worker (not the parent) is the longer pole once it assembles
     #: results; the parent then takes the assembly of a chunk whenever it had to wait for the
@@ -375,7 +383,7 @@ class OrderedResults:
         """Offer one prompt; the results finished so far (in order), after waiting for the oldest
         chunk only when the window is full."""
         self._pending.append((seq, item))
-        if len(self._pending) < CHUNK_PROMPTS:
+        if len(self._pending) < self._chunk:
             return self.ready() if self._window and self._window[0][3].done() else []
         out: list[Graded] = []
         if len(self._window) >= self._limit:
@@ -400,6 +408,7 @@ class OrderedResults:
 
     def _submit(self) -> None:
         chunk, self._pending = self._pending, []
+        self._chunk = min(2 * self._chunk, MAX_CHUNK_PROMPTS)
         seqs = [seq for seq, _ in chunk]
         prompts: list[dict[str, Any]] | None = None
         ready: Chunk | PromptsChunk
