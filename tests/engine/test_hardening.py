@@ -273,19 +273,15 @@ def test_bad_options_and_full_disk_leave_nothing(tmp_path: Path, monkeypatch: py
     from modebench.engine import ledger as _ledger
 
     calls = [0]
+    real = _ledger.Ledger.insert
 
-    def filling(real: Any) -> Any:
-        # Rows a worker prepared arrive packed (insert_packed), the others as text (insert).
-        def full(self: Any, *args: Any) -> None:
-            calls[0] += 1
-            if calls[0] == 150:
-                raise sqlite3.OperationalError("database or disk is full")
-            real(self, *args)
+    def full(self: Any, *args: Any) -> None:
+        calls[0] += 1
+        if calls[0] == 150:
+            raise sqlite3.OperationalError("database or disk is full")
+        real(self, *args)
 
-        return full
-
-    monkeypatch.setattr(_ledger.Ledger, "insert", filling(_ledger.Ledger.insert))
-    monkeypatch.setattr(_ledger.Ledger, "insert_packed", filling(_ledger.Ledger.insert_packed))
+    monkeypatch.setattr(_ledger.Ledger, "insert", full)
     with pytest.raises(InputError, match="disk is full"):
         evaluate_file(source, tmp_path / "b.json")
     assert not (tmp_path / "b.json.work").exists()

@@ -60,20 +60,10 @@ _pack = pack_text
 _INSERT = "INSERT INTO prompts (seq, level, domain, k, prepared, prepared_sha) VALUES (?, ?, ?, ?, ?, ?)"
 
 
-#: A prompt row waiting for its insert: its prepared text (packed on the way in), or the text
-#: already packed by the worker that prepared it with its digest (``insert_packed``).
-_Row = tuple[int, int, str, int, str] | tuple[int, int, str, int, bytes, bytes]
-
-
-def _packed_row(row: _Row) -> tuple[int, int, str, int, bytes, bytes]:
-    if len(row) == 6:
-        return row
-    seq, level, domain, k, text = row
-    return (seq, level, domain, k, _pack(text), text_sha(text))
-
-
-def _pack_rows(rows: list[_Row]) -> list[tuple[int, int, str, int, bytes, bytes]]:
-    return [_packed_row(row) for row in rows]
+def _pack_rows(
+    rows: list[tuple[int, int, str, int, str]],
+) -> list[tuple[int, int, str, int, bytes, bytes]]:
+    return [(seq, level, domain, k, _pack(text), text_sha(text)) for seq, level, domain, k, text in rows]
 
 
 def _unpack(blob: Any) -> str | None:
@@ -117,8 +107,7 @@ class Ledger:
         self.directory = directory
         # Prompt inserts and result updates wait here and go to SQLite in one ``executemany``
         # at the next commit or read of the prompts table: fewer round trips, same transaction.
-        self._inserts: list[_Row] = []
-        self._unpacked = 0  # rows in ``_inserts`` still to be packed here
+        self._inserts: list[tuple[int, int, str, int, str]] = []
         self._results: list[tuple[bytes, bytes, int]] = []
         # Preflight batches are packed (zlib, which releases the GIL) on a helper thread while
         # the caller reads on; a packed batch is inserted before anything after it.
@@ -132,7 +121,6 @@ class Ledger:
         if self._inserts:
             self.db.executemany(_INSERT, _pack_rows(self._inserts))
             self._inserts.clear()
-            self._unpacked = 0
         if self._results:
             self.db.executemany("UPDATE prompts SET result=?, chain=? WHERE seq=?", self._results)
             self._results.clear()
@@ -164,10 +152,6 @@ class Ledger:
             self.flush()
         else:
             self._join()
-            if self._inserts and not self._unpacked:
-                # Every waiting row came packed from a worker: nothing to overlap.
-                self.db.executemany(_INSERT, self._inserts)
-                self._inserts = []
             if self._results:
                 # Results of prompts graded while preflight runs: every row a result names was
                 # inserted before it was offered for grading, so any result below the first
@@ -182,7 +166,6 @@ class Ledger:
                     self._packer = ThreadPoolExecutor(1, thread_name_prefix="modebench-ledger")
                 self._packing = self._packer.submit(_pack_rows, self._inserts)
                 self._inserts = []
-                self._unpacked = 0
         self.db.commit()
 
     def close(self) -> None:
@@ -198,18 +181,12 @@ class Ledger:
             self._packing.result()
             self._packing = None
         self._inserts.clear()
-        self._unpacked = 0
         self._results.clear()
         self.db.execute("DELETE FROM prompts")
         self.db.execute("DELETE FROM seen")
 
     def insert(self, seq: int, level: int, domain: str, k: int, prepared_json: str) -> None:
         self._inserts.append((seq, level, domain, k, prepared_json))
-        self._unpacked += 1
-
-    def insert_packed(self, seq: int, level: int, domain: str, k: int, packed: bytes, sha: bytes) -> None:
-        """``insert`` of a prepared text a worker already packed as ``insert`` does (``isolation.packing``)."""
-        self._inserts.append((seq, level, domain, k, packed, sha))
 
     def set_result(self, seq: int, result_json: str, link: bytes) -> None:
         self._results.append((_pack(result_json), link, seq))

@@ -92,7 +92,7 @@ class _Store:
 
     def prepared(self, number: int, reply: Any) -> bool:
         """Store a line a worker prepared; False if it must take the in-process path after all."""
-        level, domain, rid, k, text, start, end, packed, sha = reply
+        level, domain, rid, k, text, start, end = reply
         try:
             claimed = self.preflight.accept_prepared((level, domain, rid))
         except UnicodeEncodeError as exc:  # a lone surrogate in the id: 0.4.0's message, with its line
@@ -100,7 +100,7 @@ class _Store:
         if not claimed:
             return False  # a duplicate: the in-process path reports it
         self._digest(text[start:end])
-        self.ledger.insert_packed(self.seq, level, domain, k, packed, sha)
+        self.ledger.insert(self.seq, level, domain, k, text)
         self._offer(domain, text)
         self._stored()
         return True

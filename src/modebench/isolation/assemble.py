@@ -41,12 +41,41 @@ _ENCODE = json.JSONEncoder(allow_nan=False).encode
 _DECODE = json.JSONDecoder().decode
 
 
+#: The worker's ``encode_answer`` of stored prompts' parsed references, by (level, domain,
+#: reference_sha256): RL logs grade the same problem prompt after prompt, and a stored record's
+#: ``reference_sha256`` is the digest of the canonical text of its very ``row["answer"]`` (the
+#: record was decoded from that text, so equal digests decode to equal objects, which encode
+#: alike). Cleared when full.
+_ANSWERS: dict[tuple[Any, Any, str], str] = {}
+_ANSWERS_LIMIT = 4096
+
+
+def _answer_json(prepared: dict[str, Any], shared: bool) -> str:
+    answer = prepared["row"]["answer"]
+    binding = prepared.get("binding")
+    digest = binding.get("reference_sha256") if shared and isinstance(binding, dict) else None
+    if type(digest) is not str:
+        return encode_answer(answer)
+    key = (prepared["level"], prepared["domain"], digest)
+    found = _ANSWERS.get(key)
+    if found is None:
+        found = encode_answer(answer)
+        if len(_ANSWERS) >= _ANSWERS_LIMIT:
+            _ANSWERS.clear()
+        _ANSWERS[key] = found
+    return found
+
+
 class Plan:
-    """One prompt on its way to a worker: caller-side verdicts, and distinct texts still to grade."""
+    """One prompt on its way to a worker: caller-side verdicts, and distinct texts still to grade.
+
+    ``stored``: ``prepared`` was decoded from a stored prepared record's canonical text (the
+    ``prompts`` request), so its reference's encoding may be shared with earlier prompts.
+    """
 
     __slots__ = ("attempts", "pending", "answer_json")
 
-    def __init__(self, prepared: dict[str, Any]) -> None:
+    def __init__(self, prepared: dict[str, Any], stored: bool = False) -> None:
         level, domain, row = prepared["level"], prepared["domain"], prepared["row"]
         texts: list[str] = prepared["raw"]["responses"]
         self.attempts: list[dict[str, Any] | None] = [None] * len(texts)
@@ -54,7 +83,7 @@ class Plan:
         self.answer_json = ""
         try:
             # Encoded once: it sizes every request of this prompt and travels in them as is.
-            self.answer_json = encode_answer(row["answer"])
+            self.answer_json = _answer_json(prepared, stored)
             overhead = request_overhead(level, domain, None, self.answer_json)
         except (TypeError, ValueError, RecursionError):
             self.attempts = [parent_precheck(level, domain, row, text) for text in texts]
@@ -146,7 +175,7 @@ def worker_prompts(request: dict[str, Any], grade_group: GradeGroup, output: Any
     for entry in prompts:
         try:
             seq, prepared = entry
-            plan = Plan(prepared)
+            plan = Plan(prepared, stored=True)
             texts = list(plan.pending)
         except Exception:  # not a prepared record: the parent's own planning reports it
             output.send(b"N\n")

@@ -1,10 +1,8 @@
 """How the checkpoint ledger stores a text, shared by the workers that pack texts on its behalf.
 
 A text is stored as zlib (level 1) of its UTF-8 bytes, with its raw SHA-256 digest beside it
-(``engine.ledger``). The workers compress the prepared records they make and the results they
-assemble, so the parent inserts bytes it never compresses itself: compressing ~4 KB a prompt is
-the largest single piece of the parent's work otherwise, and a helper thread doing it there
-contends with the parent's main thread for the interpreter lock.
+(``engine.ledger``). A worker that assembles a prompt's result packs it here, so the parent
+stores the bytes as they come (``isolation.assemble``).
 """
 
 from __future__ import annotations

@@ -12,19 +12,15 @@ What stays in the parent, in input order: the input digest, duplicate prompts, r
 counts, the records digest and the ledger (``modebench.engine.preflight``).
 
 Request: ``{"operation": "prepare", "run": <run or null>, "lines": [[number, text], ...]}``;
-reply: one line per input line, ``null`` or ``[level, domain, id, k, start, end, packed, sha]``, a
-tab, and the prepared record's canonical text as it is (ASCII JSON: no tab, no newline, so nothing
-is escaped or unescaped on either side), where ``prepared_text[start:end]`` is the canonical raw
-record (the records digest hashes it) and ``packed`` (base64) and ``sha`` (hex) are the text as the
-ledger stores it (:mod:`modebench.isolation.packing`), so the parent never compresses it.
-:func:`prepared_reply` reads it back as
-``[level, domain, id, k, prepared_text, start, end, packed, sha]`` (the last two as bytes).
+reply: one line per input line, ``null`` or ``[level, domain, id, k, start, end]``, a tab, and the
+prepared record's canonical text as it is (ASCII JSON: no tab, no newline, so nothing is escaped
+or unescaped on either side), where ``prepared_text[start:end]`` is the canonical raw record (the
+records digest hashes it). :func:`prepared_reply` reads it back as
+``[level, domain, id, k, prepared_text, start, end]``.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from collections.abc import Callable, Iterator
 from typing import Any, cast
@@ -34,7 +30,6 @@ from modebench.api_types import EvaluationOptions, RunMetadata
 from modebench.diagnostics import MAX_REPLY_BYTES, UNSCORABLE
 from modebench.identity import canonical, digest_json, sha256_text
 from modebench.intake.preflight import Preflight, prepared_text
-from modebench.isolation.packing import pack_text, text_sha
 from modebench.validation import loads
 
 __all__ = [
@@ -89,16 +84,10 @@ def prepared_reply(line: bytes) -> list[Any] | None:
             raise ValueError("invalid prepare reply")
         return None
     header = _DECODE(head.decode("ascii"))
-    if not (isinstance(header, list) and len(header) == 8 and text.endswith(b"\n")):
+    if not (isinstance(header, list) and len(header) == 6 and text.endswith(b"\n")):
         raise ValueError("invalid prepare reply")
-    level, domain, rid, k, start, end, packed, sha = header
-    if not (isinstance(packed, str) and isinstance(sha, str) and len(sha) == 64):
-        raise ValueError("invalid prepare reply")
-    try:
-        blob, digest = base64.b64decode(packed, validate=True), bytes.fromhex(sha)
-    except (binascii.Error, ValueError):
-        raise ValueError("invalid prepare reply") from None
-    return [level, domain, rid, k, text[:-1].decode("ascii"), start, end, blob, digest]
+    level, domain, rid, k, start, end = header
+    return [level, domain, rid, k, text[:-1].decode("ascii"), start, end]
 
 
 def _prepare_one(preflight: Preflight, number: int, line: str, max_responses: int) -> bytes | None:
@@ -125,8 +114,6 @@ def _prepare_one(preflight: Preflight, number: int, line: str, max_responses: in
         len(value["responses"]),
         start,
         start + len(raw_text),
-        base64.b64encode(pack_text(text)).decode("ascii"),
-        text_sha(text).hex(),
     ]
     return (_ENCODE(header) + "\t" + text + "\n").encode("ascii")
 
