@@ -28,9 +28,10 @@ from modebench.engine.grading import Grading, Journal, grade_pending
 from modebench.engine.preflight import event, run_preflight
 from modebench.engine.spec import RunSpec
 from modebench.identity import digest_json, file_sha256, software_identity
-from modebench.intake.lines import input_file
+from modebench.intake.lines import input_file, raw_lines
 from modebench.intake.preflight import now_iso
 from modebench.intake.shards import WHOLE
+from modebench.isolation.pool import ParallelGrader
 from modebench.publish import atomic_output
 from modebench.receipt.reader import read_report
 from modebench.receipt.records import ReceiptMeta, Summary
@@ -83,6 +84,8 @@ def run(spec: RunSpec, *, software: dict[str, Any] | None = None) -> Summary:
         # The workers start first: their start-up (interpreter, imports) overlaps the software
         # identity (source hashes, git, package versions), the input's hash and the checkpoint.
         active.prestart()
+        if isinstance(active, ParallelGrader) and frozen is None and spec.prompt_ids is None:
+            _prime(active, spec, source)
         software = software if software is not None else software_identity()
         bound = spec.identity(file_sha256(source), frozen, software)
         if output.exists():
@@ -103,6 +106,20 @@ def run(spec: RunSpec, *, software: dict[str, Any] | None = None) -> Summary:
     if not spec.options.keep_checkpoint:
         _ledger.drop_ledger(directory)
     return summary
+
+
+def _prime(pool: ParallelGrader, spec: RunSpec, source: Path) -> None:
+    """Send the input's first preflight request now (``ParallelGrader.prime``): the worker
+    preflights those lines while the software identity is made, the input hashed and the
+    checkpoint opened. ``run_preflight`` takes the answer only if its first request is the same;
+    a problem reading the input is left for it to report, in its place."""
+    lines = raw_lines(source)
+    try:
+        pool.prime(spec.run, lines)
+    except (OSError, ValueError):
+        pass
+    finally:
+        lines.close()
 
 
 def _summary(output: Path, cells: int, count: int, frozen: bool, status: str, directory: Path) -> Summary:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ def iter_jsonl(path: str | os.PathLike[str], digest: Any = None) -> Iterator[tup
         yield number, decoded(number, line)
 
 
-def raw_lines(path: str | os.PathLike[str], digest: Any = None) -> Iterator[tuple[int, bytes]]:
+def raw_lines(path: str | os.PathLike[str], digest: Any = None) -> Generator[tuple[int, bytes], None, None]:
     """``(line_number, bytes)`` of the non-blank lines; an over-long line ends the stream (as a
     prefix of one byte more than the limit, which :func:`decoded` refuses)."""
     with guard.open_regular(path, "input") as handle:  # a FIFO or device: refused by name

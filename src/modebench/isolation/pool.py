@@ -197,6 +197,30 @@ def grade_prompts(worker: BoundedWorker, prompts: list[dict[str, Any]]) -> list[
     return chunk.finish(chunk.grade(worker))
 
 
+def _next_request(
+    source: Iterator[tuple[int, bytes]], most: int
+) -> tuple[list[tuple[int, bytes]], list[tuple[int, str]], list[int], bool]:
+    """The next ``prepare`` request's share of ``source``: up to ``most`` lines (or
+    ``MAX_REQUEST_LINES_BYTES``), the ``(number, text)`` pairs to send (lines a worker may
+    prepare), their positions in the share, and whether ``source`` ran out."""
+    chunk: list[tuple[int, bytes]] = []
+    sent: list[tuple[int, str]] = []
+    positions: list[int] = []
+    size = 0
+    for number, line in source:
+        chunk.append((number, line))
+        if len(line) <= MAX_LINE_BYTES and not line.startswith(b"\xef\xbb\xbf"):
+            try:
+                sent.append((number, line.decode("utf-8")))
+                positions.append(len(chunk) - 1)
+                size += len(line)
+            except UnicodeDecodeError:
+                pass  # the caller reports it
+        if len(chunk) >= most or size >= MAX_REQUEST_LINES_BYTES:
+            return chunk, sent, positions, False
+    return chunk, sent, positions, True
+
+
 class ParallelGrader:
     """Context manager owning N lazily started workers."""
 
@@ -212,6 +236,8 @@ class ParallelGrader:
         self._lock = threading.Lock()
         self._cancelled = threading.Event()
         self._executor: ThreadPoolExecutor | None = None
+        #: The first ``prepare`` request sent ahead (``prime``) and its answer.
+        self._primed: tuple[bytes, Future[list[Any] | None]] | None = None
 
     def __enter__(self) -> ParallelGrader:
         return self
@@ -223,6 +249,7 @@ class ParallelGrader:
         # Threads waiting on a worker see the flag within CANCEL_POLL_SECONDS and kill their
         # worker, so closing never waits for a chunk in flight to finish grading.
         self._cancelled.set()
+        self._primed = None
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
@@ -265,6 +292,19 @@ class ParallelGrader:
             raise RuntimeError("grading cancelled")
         return self._worker().lines(data, expected, decode=prepared_reply)
 
+    def prime(self, run: dict[str, Any] | None, lines: Iterable[tuple[int, bytes]]) -> None:
+        """Send the first ``prepare`` request of an input now, before :meth:`prepared_lines` is
+        asked for it: the engine primes the pool right after starting it, so the worker
+        preflights the input's first lines while the engine makes the software identity, hashes
+        the input and opens the checkpoint (docs/performance.md). :meth:`prepared_lines` takes
+        the answer if its first request is byte for byte the primed one (same run, same lines);
+        otherwise the answer is dropped (preparing is pure: nothing else changes)."""
+        chunk, sent, _, _ = _next_request(iter(lines), PREPARE_LINES)
+        if not sent:
+            return
+        data = request_line(run, sent)
+        self._primed = (data, self._pool().submit(self._prepare, data, len(sent)))
+
     def prepared_lines(
         self, run: dict[str, Any] | None, lines: Iterable[tuple[int, bytes]]
     ) -> Iterator[tuple[int, bytes, Any]]:
@@ -280,29 +320,21 @@ class ParallelGrader:
         source = iter(lines)
         exhausted = False
         lines_per_request = PREPARE_LINES
+        primed, self._primed = self._primed, None
         while True:
             while not exhausted and len(window) < limit:
-                chunk: list[tuple[int, bytes]] = []
-                sent: list[tuple[int, str]] = []
-                positions: list[int] = []
-                size = 0
-                for number, line in source:
-                    chunk.append((number, line))
-                    if len(line) <= MAX_LINE_BYTES and not line.startswith(b"\xef\xbb\xbf"):
-                        try:
-                            sent.append((number, line.decode("utf-8")))
-                            positions.append(len(chunk) - 1)
-                            size += len(line)
-                        except UnicodeDecodeError:
-                            pass  # the caller reports it
-                    if len(chunk) >= lines_per_request or size >= MAX_REQUEST_LINES_BYTES:
-                        break
-                else:
-                    exhausted = True
+                chunk, sent, positions, exhausted = _next_request(source, lines_per_request)
                 if not chunk:
                     break
                 lines_per_request = min(2 * lines_per_request, MAX_PREPARE_LINES)
-                future = executor.submit(self._prepare, request_line(run, sent), len(sent)) if sent else None
+                future: Future[list[Any] | None] | None = None
+                if sent:
+                    data = request_line(run, sent)
+                    if primed is not None and primed[0] == data:
+                        future = primed[1]  # sent already, while the caller was getting ready
+                    else:
+                        future = executor.submit(self._prepare, data, len(sent))
+                primed = None
                 window.append((chunk, positions, future))
             if not window:
                 return
