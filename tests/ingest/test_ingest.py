@@ -329,3 +329,19 @@ def test_trajectory_of_a_malformed_dump_names_it_and_leaves_no_cache(
     code, _, err = _cli(capsys, "trajectory", f"verl:{rollouts}", *REGISTRY, "--grading-cache", str(cache))
     assert code == 2 and f"{rollouts / '20.jsonl'}: line 2: invalid JSON" in err and "Traceback" not in err
     assert not cache.exists()
+
+
+def test_the_command_line_offers_every_ingest_format_without_loading_the_wing() -> None:
+    import subprocess
+    import sys
+
+    from modebench import ingest
+    from modebench.cli import ingest as ingest_command
+
+    assert ingest_command.FORMATS == tuple(ingest.FORMATS)
+    # Building the parser (every `modebench` command does) leaves the ingest wing unloaded.
+    code = (
+        "import sys; from modebench.cli import build_parser; build_parser(); "
+        "sys.exit(1 if 'modebench.ingest' in sys.modules else 0)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
