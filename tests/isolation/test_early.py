@@ -94,3 +94,23 @@ def test_evaluate_with_a_parked_worker_matches_a_fresh_one(tmp_path: Path) -> No
     second = json.loads((tmp_path / "b.json").read_text())
     assert first["cells"] == second["cells"]
     assert early._parked is None
+
+
+@pytest.mark.skipif(not hasattr(__import__("fcntl"), "F_GETPIPE_SZ"), reason="pipe sizes are Linux's")
+def test_a_worker_has_wide_pipes_and_grades_through_them() -> None:
+    import fcntl  # noqa: PLC0415 - Linux-only constants, behind the skip above
+
+    with BoundedWorker() as worker:
+        reply = worker.request(
+            {
+                "operation": "reference",
+                "level": 1,
+                "domain": "countdown",
+                "answer": sample_row("countdown")["answer"],
+            }
+        )
+        assert reply["status"] == "correct"
+        process = worker._process
+        assert process is not None and process.stdin is not None and process.stdout is not None
+        for pipe in (process.stdin, process.stdout):
+            assert fcntl.fcntl(pipe.fileno(), fcntl.F_GETPIPE_SZ) == early.PIPE_BYTES
