@@ -24,3 +24,19 @@ def sample_row(domain: str, level: int = 1, seed: int = 7) -> dict[str, Any]:
 
 def all_domains() -> tuple[str, ...]:
     return DOMAINS
+
+
+def sample_record(index: int, domain: str, tag: str = "p", **extra: Any) -> dict[str, Any]:
+    """One ``evaluate`` input record for ``domain`` (id ``{tag}{index}``, level 1, two responses:
+    a wrong boxed answer and free text), with ``extra`` members added or replaced."""
+    row = sample_row(domain)
+    record = {
+        "id": f"{tag}{index}",
+        "level": 1,
+        "domain": domain,
+        "problem": row["problem"],
+        "answer": row["answer"],
+        "responses": ["\\boxed{0}", "not a solution"],
+    }
+    record.update(extra)
+    return record

@@ -13,6 +13,14 @@ from modebench.isolation import early
 from modebench.isolation.process import BoundedWorker
 from tests.samples import sample_row
 
+#: A request every worker answers "correct" (a countdown reference check).
+_REFERENCE_REQUEST = {
+    "operation": "reference",
+    "level": 1,
+    "domain": "countdown",
+    "answer": sample_row("countdown")["answer"],
+}
+
 
 def _alive(pid: int) -> bool:
     try:
@@ -28,14 +36,7 @@ def test_a_parked_worker_is_adopted_and_grades() -> None:
     assert parked is not None
     with BoundedWorker() as worker:
         worker.want(["countdown"])  # warmed by the warm request after the greeting
-        reply = worker.request(
-            {
-                "operation": "reference",
-                "level": 1,
-                "domain": "countdown",
-                "answer": sample_row("countdown")["answer"],
-            }
-        )
+        reply = worker.request(_REFERENCE_REQUEST)
         assert reply["status"] == "correct"
         assert worker._process is parked[1] and worker.starts == 1
     assert early._parked is None
@@ -47,14 +48,7 @@ def test_a_worker_with_its_own_environment_starts_its_own() -> None:
     parked = early._parked
     assert parked is not None
     with BoundedWorker(env=dict(os.environ)) as worker:
-        reply = worker.request(
-            {
-                "operation": "reference",
-                "level": 1,
-                "domain": "countdown",
-                "answer": sample_row("countdown")["answer"],
-            }
-        )
+        reply = worker.request(_REFERENCE_REQUEST)
         assert reply["status"] == "correct"
         assert worker._process is not parked[1]
     assert early._parked is parked  # still parked for the default worker
@@ -101,14 +95,7 @@ def test_a_worker_has_wide_pipes_and_grades_through_them() -> None:
     import fcntl  # noqa: PLC0415 - Linux-only constants, behind the skip above
 
     with BoundedWorker() as worker:
-        reply = worker.request(
-            {
-                "operation": "reference",
-                "level": 1,
-                "domain": "countdown",
-                "answer": sample_row("countdown")["answer"],
-            }
-        )
+        reply = worker.request(_REFERENCE_REQUEST)
         assert reply["status"] == "correct"
         process = worker._process
         assert process is not None and process.stdin is not None and process.stdout is not None

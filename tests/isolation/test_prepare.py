@@ -20,27 +20,13 @@ from modebench.isolation import prepare as _prepare
 from modebench.parallel import ParallelGrader
 from modebench.validation import InputError
 from modebench.worker_process import BoundedWorker
-from tests.samples import all_domains, sample_row
+from tests.samples import all_domains, sample_record
 
 RUN = {
     "model": {"id": "m", "revision": "1"},
     "generation": {"temperature": 1.0},
     "prompt_condition": "registered_hints_v1",
 }
-
-
-def _record(index: int, domain: str, **extra: Any) -> dict[str, Any]:
-    row = sample_row(domain)
-    record = {
-        "id": f"p{index}",
-        "level": 1,
-        "domain": domain,
-        "problem": row["problem"],
-        "answer": row["answer"],
-        "responses": ["\\boxed{0}", "not a solution"],
-    }
-    record.update(extra)
-    return record
 
 
 def _in_process(number: int, record: dict[str, Any], run: dict[str, Any] | None) -> str:
@@ -55,7 +41,7 @@ def _in_process(number: int, record: dict[str, Any], run: dict[str, Any] | None)
 
 
 def test_worker_prepares_what_the_parent_would() -> None:
-    records = [_record(index, domain) for index, domain in enumerate(all_domains())]
+    records = [sample_record(index, domain) for index, domain in enumerate(all_domains())]
     lines = [(index + 1, json.dumps(record)) for index, record in enumerate(records)]
     with BoundedWorker() as worker:
         replies = worker.lines(_prepare.request_line(RUN, lines), len(lines), decode=_prepare.prepared_reply)
@@ -71,10 +57,10 @@ def test_worker_prepares_what_the_parent_would() -> None:
     "line",
     [
         "{not json",  # the parent reports the decoder's message
-        json.dumps(_record(0, "countdown", run=RUN)),  # an inline run changes the parent's run state
-        json.dumps({**_record(0, "countdown"), "answer": {"nonsense": True}}),  # refused reference
-        json.dumps({**_record(0, "countdown"), "extra": 1}),  # unknown field
-        json.dumps({**_record(0, "countdown"), "prompt_sha256": "0" * 64}),  # binding error
+        json.dumps(sample_record(0, "countdown", run=RUN)),  # an inline run changes the parent's run state
+        json.dumps({**sample_record(0, "countdown"), "answer": {"nonsense": True}}),  # refused reference
+        json.dumps({**sample_record(0, "countdown"), "extra": 1}),  # unknown field
+        json.dumps({**sample_record(0, "countdown"), "prompt_sha256": "0" * 64}),  # binding error
         "[1, 2]",
     ],
 )
@@ -98,7 +84,7 @@ def test_clean_input_is_prepared_on_the_workers(tmp_path: Path, monkeypatch: pyt
         return decoded(number, line)
 
     monkeypatch.setattr(engine_preflight, "decoded", counting)
-    source = _write(tmp_path / "in.jsonl", [_record(i, d) for i, d in enumerate(all_domains() * 3)])
+    source = _write(tmp_path / "in.jsonl", [sample_record(i, d) for i, d in enumerate(all_domains() * 3)])
     summary = streaming.evaluate_file(source, tmp_path / "out.json", run=RUN, workers=2)
     assert summary["prompts"] == 15
     assert calls == []  # no line needed the in-process path
@@ -116,11 +102,14 @@ def _error(tmp_path: Path, records: list[Any], workers: int) -> str:
     ("records", "expected"),
     [
         # The first error in input order wins, whichever worker prepared the later lines.
-        ([_record(0, "countdown"), _record(0, "countdown"), "{broken"], "duplicate prompt"),
-        ([_record(0, "countdown"), "{broken", _record(0, "countdown")], "line 2: invalid JSON"),
-        ([_record(0, "countdown"), {**_record(1, "mathir"), "answer": {"x": 1}}], "line 2"),
+        ([sample_record(0, "countdown"), sample_record(0, "countdown"), "{broken"], "duplicate prompt"),
+        ([sample_record(0, "countdown"), "{broken", sample_record(0, "countdown")], "line 2: invalid JSON"),
+        ([sample_record(0, "countdown"), {**sample_record(1, "mathir"), "answer": {"x": 1}}], "line 2"),
         # A binding error is raised only after the whole input passed Phases A and B.
-        ([{**_record(0, "countdown"), "prompt_sha256": "0" * 64}, _record(0, "countdown")], "duplicate"),
+        (
+            [{**sample_record(0, "countdown"), "prompt_sha256": "0" * 64}, sample_record(0, "countdown")],
+            "duplicate",
+        ),
     ],
 )
 def test_errors_are_the_in_process_errors(
@@ -141,8 +130,8 @@ def test_a_hostile_reference_is_contained_in_the_worker(fault: str) -> None:
     the parent gets no replies (and prepares those lines itself), the next request a fresh one."""
     from modebench.verifier_worker import FAULT_ENV, FAULT_TEXT
 
-    hostile = json.dumps({**_record(0, "countdown"), "answer": FAULT_TEXT})
-    clean = json.dumps(_record(1, "countdown"))
+    hostile = json.dumps({**sample_record(0, "countdown"), "answer": FAULT_TEXT})
+    clean = json.dumps(sample_record(1, "countdown"))
     with BoundedWorker(env={**os.environ, FAULT_ENV: fault}) as worker:
         assert (
             worker.lines(

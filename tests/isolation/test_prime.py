@@ -12,7 +12,7 @@ import pytest
 from modebench import streaming
 from modebench.isolation import pool
 from modebench.isolation.pool import ParallelGrader
-from tests.samples import all_domains, sample_row
+from tests.samples import all_domains, sample_record
 
 RUN = {
     "model": {"id": "m", "revision": "1"},
@@ -23,20 +23,14 @@ OTHER_RUN = {**RUN, "generation": {"temperature": 0.5}}
 
 
 def _lines(count: int, tag: str = "p") -> list[tuple[int, bytes]]:
-    out = []
-    for index in range(count):
-        domain = all_domains()[index % len(all_domains())]
-        row = sample_row(domain)
-        record = {
-            "id": f"{tag}{index}",
-            "level": 1,
-            "domain": domain,
-            "problem": row["problem"],
-            "answer": row["answer"],
-            "responses": ["\\boxed{0}", "not a solution"],
-        }
-        out.append((index + 1, (json.dumps(record) + "\n").encode("utf-8")))
-    return out
+    domains = all_domains()
+    return [
+        (
+            index + 1,
+            (json.dumps(sample_record(index, domains[index % len(domains)], tag)) + "\n").encode("utf-8"),
+        )
+        for index in range(count)
+    ]
 
 
 @pytest.fixture

@@ -57,7 +57,7 @@ def __getattr__(name: str) -> Any:
     if home is not None:
         value = getattr(importlib.import_module(home), name)
     elif name in _GROUPS:
-        value = importlib.import_module(f"{__name__}.{name}")
+        value = _group(name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value

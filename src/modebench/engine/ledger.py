@@ -54,16 +54,13 @@ def chain_link(previous: bytes, line: str) -> bytes:
     return hashlib.sha256(previous + line.encode("utf-8")).digest()
 
 
-_pack = pack_text
-
-
 _INSERT = "INSERT INTO prompts (seq, level, domain, k, prepared, prepared_sha) VALUES (?, ?, ?, ?, ?, ?)"
 
 
 def _pack_rows(
     rows: list[tuple[int, int, str, int, str]],
 ) -> list[tuple[int, int, str, int, bytes, bytes]]:
-    return [(seq, level, domain, k, _pack(text), text_sha(text)) for seq, level, domain, k, text in rows]
+    return [(seq, level, domain, k, pack_text(text), text_sha(text)) for seq, level, domain, k, text in rows]
 
 
 def _unpack(blob: Any) -> str | None:
@@ -189,7 +186,7 @@ class Ledger:
         self._inserts.append((seq, level, domain, k, prepared_json))
 
     def set_result(self, seq: int, result_json: str, link: bytes) -> None:
-        self._results.append((_pack(result_json), link, seq))
+        self._results.append((pack_text(result_json), link, seq))
 
     def set_packed_result(self, seq: int, packed: bytes, link: bytes) -> None:
         """``set_result`` of a result text a worker already packed as ``set_result`` does."""

@@ -143,8 +143,8 @@ def rebuilt_reply(reply: dict[str, Any], sent_text: Any) -> dict[str, Any]:
                 "verified": status == "correct",
                 "canonical_key": key,
                 "graded_text": shown,
+                "detail": detail,
             }
-            rebuilt["detail"] = detail
             return validate_reply(rebuilt, "groups")
     return item_reply(decode_line(item_line(reply, sent_text)), sent_text)
 
